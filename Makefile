@@ -1,0 +1,38 @@
+# Two commands for contributors: `make serve` and `make test`. The workflow calls these same targets.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+WORKERS ?= 2
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: serve test examples site checks lock clean
+
+$(BIN)/.installed: requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	touch $@
+
+serve: $(BIN)/.installed        ## preview on http://127.0.0.1:8000 (pages show "Not verified" until make test)
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+test: examples site checks      ## everything CI runs: examples, publish build, machinery tests
+
+examples: $(BIN)/.installed     ## run every example; writes build/report/ and build/executed/
+	rm -rf build/report/$${DEVICE:-cpu} build/executed
+	$(BIN)/pytest docs -n $(WORKERS) --dist loadfile
+
+site: $(BIN)/.installed         ## the publish build: refuses unverified pages, then checks every link offline
+	rm -rf site
+	TFV_PUBLISH=1 $(BIN)/mkdocs build --strict
+	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/site --no-progress site
+
+checks: $(BIN)/.installed       ## tests of the machinery (census, snippets, bad input, workflow, browser)
+	$(BIN)/pytest tests -n $(WORKERS)
+
+lock:                           ## re-pin: resolve requirements.in in a fresh venv, write requirements.lock
+	rm -rf build/lock && $(PYTHON) -m venv build/lock
+	build/lock/bin/pip install --quiet -r requirements.in
+	build/lock/bin/pip freeze --exclude pip --exclude setuptools > requirements.lock
+
+clean:
+	rm -rf build site .cache

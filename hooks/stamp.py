@@ -1,0 +1,108 @@
+"""MkDocs hook: stamp every content page from the verification report; refuse to publish without one.
+
+`TFV_PUBLISH=1` (make site) turns a missing, failed or stale report into a build error.
+`TFV_COMMIT=<sha>` also requires every report to come from that commit (CI).
+`TFV_REQUIRE_GPU_REPORT=1` also requires a passing GPU report for every page (the workflow's build job).
+"""
+
+import html
+import os
+import re
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+
+sys.path.insert(0, str(Path(__file__).parent))
+import verification  # noqa: E402
+
+PUBLISH = os.environ.get("TFV_PUBLISH") == "1"
+COMMIT = os.environ.get("TFV_COMMIT") or None
+NEEDS_GPU = os.environ.get("TFV_REQUIRE_GPU_REPORT") == "1"
+DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>skip|not-executed):\s*(?P<text>.*?)\s*-->[ \t]*$", re.M)
+
+
+def is_content(src_uri):
+    """A page with examples: docs/<section>/<slug>.md or a notebook docs/<section>/<slug>.py."""
+    path = Path(src_uri)
+    return len(path.parts) == 2 and path.suffix in (".md", ".py") and path.name != "index.md"
+
+
+@event_priority(100)  # before mkdocs-jupyter wraps the notebook files
+def on_files(files, config):
+    errors = []
+    for file in files:
+        if not is_content(file.src_uri):
+            continue
+        if file.src_uri.endswith(".py"):  # render the notebook the test run executed
+            executed = verification.EXECUTED / Path(file.src_uri).with_suffix(".ipynb")
+            if not executed.exists():
+                executed = _unexecuted(file)
+            file.abs_src_path = str(executed)
+        devices = ["cpu", "gpu"] if NEEDS_GPU else ["cpu"]
+        for device in devices:
+            report = verification.read_report(device, file.src_uri)
+            errors += [f"docs/{file.src_uri}: {p}" for p in verification.problems(report, file.src_uri,
+                                                                               commit=COMMIT, device=device)]
+    if PUBLISH and errors:
+        raise PluginError("refusing to publish unverified pages:\n  " + "\n  ".join(errors))
+    return files
+
+
+def _unexecuted(file):
+    """Preview only (make serve before make test): the notebook source without outputs."""
+    import jupytext
+
+    target = verification.ROOT / "build" / "preview" / Path(file.src_uri).with_suffix(".ipynb")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    jupytext.write(jupytext.read(file.abs_src_path), target)
+    return target
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Skip and not-executed directives are HTML comments; show their reasons to the reader."""
+
+    def visible(match):
+        kind, text = match["kind"], match["text"]
+        reason = re.search(r"""reason\s*=\s*["'](.*?)["']|^["'](.*)["']$""", text)
+        reason = next((g for g in reason.groups() if g), text) if reason else text
+        label = "Skipped on CPU" if "HAS_GPU" in text else ("Skipped" if kind == "skip" else "Not executed here")
+        return (f'{match["indent"]}{match[0].strip()}\n{match["indent"]}<p class="tfv-not-run">'
+                f'<strong>{label}:</strong> {html.escape(reason)}</p>\n')
+
+    return DIRECTIVE.sub(visible, markdown)
+
+
+def on_page_content(content, page, config, files):
+    if not is_content(page.file.src_uri):
+        return content
+    lines = [_line(device, page.file.src_uri) for device in ("cpu", "gpu")]
+    stamp = '<div class="tfv-stamp" role="note" aria-label="Verification">' + "".join(x for x in lines if x) + "</div>"
+    head, sep, rest = content.partition("</h1>")
+    return head + sep + stamp + rest if sep else stamp + content
+
+
+def _line(device, key):
+    report = verification.read_report(device, key)
+    if report is None:
+        return None if device == "gpu" else '<p class="tfv-unverified">Not verified: no test run has reported on this page.</p>'
+    trouble = verification.problems(report, key, commit=COMMIT, device=device)
+    examples = report["examples"]
+    passed = sum(e["outcome"] == "passed" for e in examples)
+    skipped = [e for e in examples if e["outcome"] == "skipped"]
+    cells = sum(e.get("cells", 0) for e in examples)
+    what = f"notebook ran, {cells} cells" if cells else f"{passed} example{'s' * (passed != 1)} passed"
+    where = f"GPU ({report['gpu_model']})" if device == "gpu" else "CPU"
+    v = report["versions"]
+    parts = [what] + ([f"{len(skipped)} skipped"] if skipped else []) + [
+        f"TF {v['tensorflow']}", f"Keras {v['keras']}", f"Python {v['python']}", where, report["date"],
+        f"{report['duration']:.1f} s"]
+    run = os.environ.get("GITHUB_RUN_ID")
+    if run:
+        url = f"{os.environ['GITHUB_SERVER_URL']}/{os.environ['GITHUB_REPOSITORY']}/actions/runs/{run}"
+        parts.append(f'<a href="{url}">workflow run</a>')
+    css = "tfv-unverified" if trouble else "tfv-verified"
+    text = " · ".join(parts) + ("".join(f"<br>⚠ {html.escape(t)}" for t in trouble))
+    reasons = "".join(f"<br>Skipped at line {e['line']}: {html.escape(e['reason'] or '')}" for e in skipped)
+    return f'<p class="{css}">{"✓ " if not trouble else ""}{text}{reasons}</p>'

@@ -1,0 +1,71 @@
+"""The verification report: written by the test run (conftest.py), read by the build (hooks/stamp.py).
+
+One JSON file per page and device: build/report/<device>/<page>.json, where <page> is the
+page's path under docs/. A report is valid for publishing only while the hash of the page,
+the snippet files it includes and the lock file is unchanged.
+"""
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+REPORTS = ROOT / "build" / "report"
+EXECUTED = ROOT / "build" / "executed"
+LOCK = ROOT / "requirements.lock"
+INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)""")
+
+
+def page_key(path):
+    """'interview-questions/trace-lab.md' for docs/interview-questions/trace-lab.md."""
+    return Path(path).resolve().relative_to(DOCS).as_posix()
+
+
+def content_hash(path):
+    """Hash of a page (or notebook source), every snippet file it includes, and the lock file."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    parts = [path] + sorted({ROOT / name for name in INCLUDE.findall(text)}) + [LOCK]
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.relative_to(ROOT).as_posix().encode())
+        digest.update(part.read_bytes() if part.exists() else b"<missing>")
+    return digest.hexdigest()
+
+
+def report_path(device, key):
+    return REPORTS / device / f"{key}.json"
+
+
+def write_report(device, key, report):
+    path = report_path(device, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def read_report(device, key):
+    path = report_path(device, key)
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def problems(report, key, *, commit=None, device="cpu"):
+    """Why this report cannot back a published page; an empty list when it can."""
+    if report is None:
+        return [f"no {device} report (run `make test`)"]
+    found = []
+    if report["hash"] != content_hash(DOCS / key):
+        found.append(f"{device} report is stale: the page, a snippet it includes or the lock changed since it ran")
+    if commit and report["commit"] != commit:
+        found.append(f"{device} report is from commit {report['commit'][:12]}, not {commit[:12]}")
+    failed = [e for e in report["examples"] if e["outcome"] == "failed"]
+    if failed:
+        found.append(f"{len(failed)} example(s) failed on {device}, first at line {failed[0]['line']}")
+    if not report["examples"]:
+        found.append(f"the {device} run executed no example on this page")
+    if device == "gpu":
+        gpu_skips = [e for e in report["examples"] if e["outcome"] == "skipped" and "GPU" in (e["reason"] or "")]
+        if gpu_skips:
+            found.append(f"{len(gpu_skips)} GPU example(s) skipped on the GPU runner")
+    return found
