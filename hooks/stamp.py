@@ -13,6 +13,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
 
 sys.path.insert(0, str(Path(__file__).parent))
 import verification  # noqa: E402
@@ -32,32 +33,44 @@ def is_content(src_uri):
 @event_priority(100)  # before mkdocs-jupyter wraps the notebook files
 def on_files(files, config):
     errors = []
-    for file in files:
+    for file in list(files):
         if not is_content(file.src_uri):
             continue
-        if file.src_uri.endswith(".py"):  # render the notebook the test run executed
-            executed = verification.EXECUTED / Path(file.src_uri).with_suffix(".ipynb")
-            if not executed.exists():
-                executed = _unexecuted(file)
-            file.abs_src_path = str(executed)
-        devices = ["cpu", "gpu"] if NEEDS_GPU else ["cpu"]
-        for device in devices:
-            report = verification.read_report(device, file.src_uri)
-            errors += [f"docs/{file.src_uri}: {p}" for p in verification.problems(report, file.src_uri,
-                                                                               commit=COMMIT, device=device)]
+        key = file.src_uri
+        if key.endswith(".py"):  # a notebook page: render the notebook the test run executed
+            files.remove(file)
+            files.append(_notebook(key, config))
+        for device in ["cpu", "gpu"] if NEEDS_GPU else ["cpu"]:
+            report = verification.read_report(device, key)
+            errors += [f"docs/{key}: {p}" for p in verification.problems(report, key, commit=COMMIT, device=device)]
     if PUBLISH and errors:
         raise PluginError("refusing to publish unverified pages:\n  " + "\n  ".join(errors))
     return files
 
 
-def _unexecuted(file):
-    """Preview only (make serve before make test): the notebook source without outputs."""
-    import jupytext
+def _notebook(key, config):
+    """The executed notebook from build/executed/, or (preview only) the source without outputs."""
+    name = Path(key).with_suffix(".ipynb").as_posix()
+    folder = verification.EXECUTED
+    if not (folder / name).exists():
+        import jupytext
 
-    target = verification.ROOT / "build" / "preview" / Path(file.src_uri).with_suffix(".ipynb")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    jupytext.write(jupytext.read(file.abs_src_path), target)
-    return target
+        folder = verification.ROOT / "build" / "preview"
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        jupytext.write(jupytext.read(verification.DOCS / key), folder / name)
+    return File(name, src_dir=str(folder), dest_dir=config.site_dir, use_directory_urls=config.use_directory_urls)
+
+
+def page_key(page):
+    """The page's source under docs/ (a notebook page's source is its jupytext .py file)."""
+    uri = page.file.src_uri
+    return uri.removesuffix(".ipynb") + ".py" if uri.endswith(".ipynb") else uri
+
+
+def on_page_context(context, page, config, nav):
+    if page.file.src_uri.endswith(".ipynb") and page.edit_url:  # edit the .py source, not the executed copy
+        page.edit_url = page.edit_url.removesuffix(".ipynb") + ".py"
+    return context
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -75,9 +88,10 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_page_content(content, page, config, files):
-    if not is_content(page.file.src_uri):
+    key = page_key(page)
+    if not is_content(key):
         return content
-    lines = [_line(device, page.file.src_uri) for device in ("cpu", "gpu")]
+    lines = [_line(device, key) for device in ("cpu", "gpu")]
     stamp = '<div class="tfv-stamp" role="note" aria-label="Verification">' + "".join(x for x in lines if x) + "</div>"
     head, sep, rest = content.partition("</h1>")
     return head + sep + stamp + rest if sep else stamp + content
