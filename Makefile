@@ -3,13 +3,15 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 WORKERS ?= 2
-export NO_MKDOCS_2_WARNING := 1
+export NO_MKDOCS_2_WARNING := 1   # Material's end-of-life banner (DESIGN.md §5)
+export TF_CPP_MIN_LOG_LEVEL := 1   # hide TensorFlow's C++ INFO lines
 
-.PHONY: serve test examples site checks lock clean
+.PHONY: serve test examples examples-gpu site checks lock clean
 
-$(BIN)/.installed: requirements.lock
+$(BIN)/.installed: requirements.lock package-lock.json
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	npm ci --no-audit --no-fund --silent
 	touch $@
 
 serve: $(BIN)/.installed        ## preview on http://127.0.0.1:8000 (pages show "Not verified" until make test)
@@ -18,8 +20,13 @@ serve: $(BIN)/.installed        ## preview on http://127.0.0.1:8000 (pages show 
 test: examples site checks      ## everything CI runs: examples, publish build, machinery tests
 
 examples: $(BIN)/.installed     ## run every example; writes build/report/ and build/executed/
-	rm -rf build/report/$${DEVICE:-cpu} build/executed
+	rm -rf build/report/cpu build/executed
 	$(BIN)/pytest docs -n $(WORKERS) --dist loadfile
+
+examples-gpu: $(BIN)/.installed ## the GPU runner: add the CUDA libraries, require a GPU, run every example
+	$(BIN)/pip install --quiet "tensorflow[and-cuda]==$$(sed -n 's/^tensorflow==//p' requirements.lock)"
+	rm -rf build/report/gpu
+	REQUIRE_GPU=1 $(BIN)/pytest docs -n $(WORKERS) --dist loadfile
 
 site: $(BIN)/.installed         ## the publish build: refuses unverified pages, then checks every link offline
 	rm -rf site

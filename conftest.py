@@ -253,10 +253,20 @@ class NotebookFile(pytest.File):
         yield NotebookItem.from_parent(self, name=self.path.name)
 
 
+def _is_notebook(path):
+    return path.suffix == ".py" and verification.DOCS in path.parents
+
+
 def pytest_collect_file(file_path, parent):
-    if file_path.suffix == ".py" and verification.DOCS in file_path.parents:
-        return NotebookFile.from_parent(parent, path=file_path)
+    if _is_notebook(file_path):  # named on the command line, pytest's Python plugin asks the hook below
+        return None if parent.session.isinitpath(file_path) else NotebookFile.from_parent(parent, path=file_path)
     return _collect_markdown(file_path, parent)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path, parent):
+    if _is_notebook(module_path):  # a notebook page is not a test module
+        return NotebookFile.from_parent(parent, path=module_path)
 
 
 # --- The verification report ------------------------------------------------------------

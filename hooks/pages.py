@@ -1,0 +1,59 @@
+"""MkDocs hook: front matter for notebook pages, and the generated page list on each section index.
+
+A notebook page (docs/<section>/<slug>.py) starts with a jupytext YAML header holding the same
+`description:` and `tags:` a Markdown page has in its front matter. A section index contains the marker
+`<!-- pages -->`, replaced by a table of the section's pages grouped by topic.
+"""
+
+import re
+from pathlib import Path
+
+import yaml
+from mkdocs.plugins import event_priority
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+LEVELS = ["easy", "medium", "hard"]
+
+
+def front_matter(path):
+    """(meta, title) of a page from its source: Markdown front matter, or a notebook's jupytext header."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".py":
+        header = re.match(r"# ---\n((?:#.*\n)*?)# ---\n", text)
+        meta = yaml.safe_load("".join(line[2:] + "\n" for line in header.group(1).splitlines())) if header else {}
+        title = re.search(r"^# # (.+)$", text, re.M)
+    else:
+        header = re.match(r"---\n(.*?)\n---\n", text, re.S)
+        meta = yaml.safe_load(header.group(1)) if header else {}
+        title = re.search(r"^# (.+)$", text, re.M)
+    return meta or {}, title.group(1).strip() if title else path.stem
+
+
+@event_priority(100)  # before the tags plugin reads page.meta
+def on_page_markdown(markdown, page, config, files):
+    uri = page.file.src_uri
+    if uri.endswith(".ipynb"):
+        page.meta.update(front_matter(DOCS / (uri.removesuffix(".ipynb") + ".py"))[0])
+    if "<!-- pages -->" in markdown:
+        markdown = markdown.replace("<!-- pages -->", _table(Path(page.file.abs_src_path).parent))
+    return markdown
+
+
+def _table(section):
+    groups = {}
+    for path in sorted(section.glob("*.md")) + sorted(section.glob("*.py")):
+        if path.name == "index.md":
+            continue
+        meta, title = front_matter(path)
+        tags = meta.get("tags", [])
+        level = next((t for t in tags if t in LEVELS), "?")
+        topic = next((t for t in tags if t not in LEVELS), "general")
+        title = title.replace("|", "\\|")
+        groups.setdefault(topic, []).append((LEVELS.index(level) if level in LEVELS else 9, title, path.name,
+                                             level, meta.get("description", "")))
+    out = []
+    for topic in sorted(groups):
+        out += [f"\n### {topic} {{ #{re.sub(r'[^a-z0-9]+', '-', topic.lower()).strip('-')} }}\n",
+                "| Page | Difficulty | In one line |", "|---|---|---|"]
+        out += [f"| [{title}]({name}) | {level} | {summary} |" for _, title, name, level, summary in sorted(groups[topic])]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,125 @@
+"""An independent census of every fenced block in docs/: each Python block ran (or was skipped with a
+reason) according to the verification report, and every other block is parsed here or labelled on the page."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from google.protobuf import text_format
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "hooks"))
+import verification  # noqa: E402
+
+PYTHON = ("python", "py", "pycon")
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+NOT_EXECUTED = re.compile(r"<!--\s*not-executed:\s*\S.*-->")
+SKIP = re.compile(r"<!--\s*skip:\s*(?P<args>.*?)\s*-->")
+PAGES = sorted(p for p in verification.DOCS.rglob("*.md"))
+
+
+def proto(name):
+    from tensorflow_serving.config.model_server_config_pb2 import ModelServerConfig
+    from tensorflow_serving.servables.tensorflow.session_bundle_config_pb2 import BatchingParameters
+
+    return {"batching_parameters.txt": BatchingParameters, "models.config": ModelServerConfig}[name]()
+
+
+VALIDATORS = {
+    "json": lambda text, title: json.loads(text),
+    "yaml": lambda text, title: yaml.safe_load(text),
+    "text": lambda text, title: text_format.Parse(text, proto(title)),
+}
+
+
+def fences(path):
+    """(line, end_line, language, title, previous line, body) for every fenced block, by plain scanning."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found, open_ = [], None
+    for number, line in enumerate(lines, 1):
+        match = FENCE.match(line)
+        if not match:
+            continue
+        if open_ is None:
+            open_ = (number, match)
+        elif (match["fence"][0] == open_[1]["fence"][0] and len(match["fence"]) >= len(open_[1]["fence"])
+              and not match["info"].strip()):
+            start, opening = open_
+            info = opening["info"].strip()
+            title = re.search(r'title="([^"]+)"', info)
+            body = "\n".join(text[len(opening["indent"]):] for text in lines[start:number - 1])
+            previous = lines[start - 2].strip() if start > 1 else ""
+            found.append((start, number, info.split()[0] if info else "", title and title.group(1), previous, body))
+            open_ = None
+    assert open_ is None, f"{path}:{open_[0]}: fence never closed"
+    return found
+
+
+def rel(path):
+    return path.relative_to(ROOT)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(verification.DOCS)))
+def test_every_block_ran_or_is_accounted_for(page):
+    key = verification.page_key(page)
+    report = verification.read_report("cpu", key)
+    blocks = fences(page)
+    python = [b for b in blocks if b[2] in PYTHON]
+    invisible = [n for n, line in enumerate(page.read_text().splitlines(), 1) if "invisible-code-block: python" in line]
+    if python or invisible:
+        assert report is not None, f"{rel(page)}: no report; run `make examples` (or pytest {rel(page)})"
+        assert report["hash"] == verification.content_hash(page), f"{rel(page)}: report is stale; re-run its examples"
+        ran = {e["line"]: e for e in report["examples"]}
+        for start, end, *_ in python:
+            hits = [ran[n] for n in ran if start <= n <= end]
+            assert hits, f"{rel(page)}:{start}: Python block was not collected (Sybil never ran it)"
+            for hit in hits:
+                assert hit["outcome"] == "passed" or (hit["outcome"] == "skipped" and hit["reason"]), \
+                    f"{rel(page)}:{start}: {hit['outcome']} {hit['reason'] or ''}"
+        for line in invisible:
+            assert line in ran, f"{rel(page)}:{line}: invisible block was not collected"
+    for start, _, language, title, previous, body in blocks:
+        if language in PYTHON:
+            continue
+        if NOT_EXECUTED.search(previous):
+            continue
+        where = f"{rel(page)}:{start}: ```{language or '(no language)'} block"
+        assert language in VALIDATORS, f"{where} is neither validated by a test nor marked <!-- not-executed: why -->"
+        if language == "text":
+            assert title in ("batching_parameters.txt", "models.config"), \
+                f"{where} needs a title naming a known TF Serving config, or a not-executed marker"
+        try:
+            VALIDATORS[language](body, title)
+        except Exception as error:  # the census reports which block does not parse, then fails
+            pytest.fail(f"{where} does not parse: {error}")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(verification.DOCS)))
+def test_every_skip_has_a_reason(page):
+    for number, line in enumerate(page.read_text().splitlines(), 1):
+        for match in SKIP.finditer(line):
+            args = match["args"]
+            if args.startswith(("next", "start")):
+                assert re.search(r"""["'].+["']""", args), f"{rel(page)}:{number}: skip without a reason: {line.strip()}"
+                if "GPU" in args:
+                    assert "if(not HAS_GPU" in args.replace(" ", ""), \
+                        f"{rel(page)}:{number}: a GPU skip must be conditional: skip: next if(not HAS_GPU, reason=...)"
+
+
+@pytest.mark.parametrize("notebook", sorted(verification.DOCS.rglob("*.py")), ids=lambda p: p.name)
+def test_every_notebook_ran(notebook):
+    key = verification.page_key(notebook)
+    report = verification.read_report("cpu", key)
+    assert not verification.problems(report, key), verification.problems(report, key)
+    assert (verification.EXECUTED / Path(key).with_suffix(".ipynb")).exists(), f"{key}: no executed notebook"
+
+
+def test_census_finds_material_fences(tmp_path):
+    """The census itself: titled, indented and tabbed fences are all seen."""
+    page = tmp_path / "p.md"
+    page.write_text('```python title="a.py"\nx = 1\n```\n\n!!! note\n    ```py hl_lines="1"\n    y = 2\n    ```\n'
+                    '\n=== "Tab"\n\n    ```pycon\n    >>> 1\n    1\n    ```\n````markdown\n```python\n```\n````\n')
+    assert [(b[0], b[2]) for b in fences(page)] == [(1, "python"), (6, "py"), (12, "pycon"), (16, "markdown")]
