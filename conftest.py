@@ -32,13 +32,27 @@ INCLUDE_LINE = re.compile(r"""^\s*--8<--\s+["']([^"']+)["']\s*$""")
 
 # --- Which machine is this? -------------------------------------------------------------
 
-def _device_facts():
-    import keras
+def _gpus():
     import tensorflow as tf
 
     gpus = tf.config.list_physical_devices("GPU")
     if os.environ.get("REQUIRE_GPU") == "1" and not gpus:
         pytest.exit("REQUIRE_GPU=1 but TensorFlow sees no GPU: this runner cannot produce a GPU report", 3)
+    return gpus
+
+
+def facts():
+    """Device and versions, computed once, before the first example (TensorFlow is imported only then)."""
+    if not FACTS:
+        FACTS.update(_device_facts())
+    return FACTS
+
+
+def _device_facts():
+    import keras
+    import tensorflow as tf
+
+    gpus = _gpus()
     if not gpus:  # two logical CPUs, so distribution pages can show two replicas on CPU
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -57,7 +71,8 @@ FACTS = {}
 
 
 def pytest_sessionstart(session):
-    FACTS.update(_device_facts())
+    if os.environ.get("REQUIRE_GPU") == "1":
+        _gpus()  # fail at once, before collecting anything
 
 
 # --- Per page: a namespace, a temporary working folder, no network ----------------------
@@ -106,7 +121,7 @@ def setup(namespace):
     guard = _SocketGuard(loopback=re.search(r"^network:\s*loopback\s*$", _front_matter(page), re.M) is not None)
     guard.install()
     workdir = tempfile.mkdtemp(prefix=f"tfv-{page.stem}-")
-    namespace.update(HAS_GPU=FACTS.get("device") == "gpu", ROOT=ROOT, _guard=guard, _cwd=os.getcwd())
+    namespace.update(HAS_GPU=facts()["device"] == "gpu", ROOT=ROOT, _guard=guard, _cwd=os.getcwd())
     os.chdir(workdir)  # examples write only here
 
 
@@ -305,8 +320,9 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session):
-    if hasattr(session.config, "workerinput") or not FACTS:
+    if hasattr(session.config, "workerinput") or not RESULTS:
         return  # xdist workers report to the controller, which writes
+    facts()
     for page, examples in RESULTS.items():
         ordered = [examples[line] for line in sorted(examples)]
         if FACTS["device"] == "gpu" and os.environ.get("REQUIRE_GPU") == "1":

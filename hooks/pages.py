@@ -49,7 +49,8 @@ def _table(section):
         level = next((t for t in tags if t in LEVELS), "?")
         topic = next((t for t in tags if t not in LEVELS), "general")
         title = title.replace("|", "\\|")
-        groups.setdefault(topic, []).append((LEVELS.index(level) if level in LEVELS else 9, title, path.name,
+        link = path.with_suffix(".ipynb").name if path.suffix == ".py" else path.name  # notebooks render from .ipynb
+        groups.setdefault(topic, []).append((LEVELS.index(level) if level in LEVELS else 9, title, link,
                                              level, meta.get("description", "")))
     out = []
     for topic in sorted(groups):

@@ -1,0 +1,165 @@
+"""The built site in a real browser: Playwright drives headless Chromium against site/ served on
+127.0.0.1; every request to any other host is blocked and counted. Needs `make site` first."""
+
+import functools
+import http.server
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "site"
+CHROME = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
+AXE = ROOT / "node_modules/axe-core/axe.min.js"
+PAGE_TYPES = {  # one page of every kind the site has
+    "home": "/",
+    "section index": "/interview-questions/",
+    "question": "/interview-questions/trace-lab/",
+    "notebook": "/interview-questions/one-trace-not-faster/",
+    "tags": "/tags/",
+}
+pytestmark = pytest.mark.browser
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    assert (SITE / "index.html").exists(), "site/ is missing: run `make site` first"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=SITE))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROME).exists(), f"no Chromium at {CHROME}: `apt-get install chromium` (or set CHROME_PATH)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROME, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def external():
+    return []  # every request to another host, across the whole module
+
+
+@pytest.fixture
+def page(browser, base_url, external):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+
+    def route(route):
+        url = route.request.url
+        if url.startswith(base_url) or url.startswith("data:"):
+            return route.continue_()
+        external.append(url)
+        return route.abort()
+
+    page.route("**/*", route)
+    page.errors = []
+    page.on("console", lambda message: page.errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    yield page
+    context.close()
+
+
+def test_home_loads_without_console_errors(page, base_url):
+    page.goto(base_url + "/")
+    assert page.locator("h1").first.inner_text().startswith("TensorFlow Verified")
+    for section in ("Interview questions", "Use cases", "Production issues", "Best practices"):
+        assert page.locator(".md-content a", has_text=section).count() >= 1, f"home does not lead to {section}"
+    page.wait_for_load_state("networkidle")
+    assert page.errors == [], page.errors
+
+
+def test_search_finds_the_right_page(page, base_url):
+    page.goto(base_url + "/")
+    page.keyboard.press("/")  # the search shortcut
+    page.keyboard.type("reduce_retracing")
+    results = page.locator(".md-search-result__link")
+    results.first.wait_for(timeout=15000)
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert any("interview-questions/trace-lab/" in href for href in hrefs), hrefs
+
+
+def test_deep_link_lands_on_the_question(page, base_url):
+    page.goto(base_url + "/interview-questions/trace-lab/#contract")
+    heading = page.locator("h2#contract")
+    heading.wait_for()
+    page.wait_for_timeout(300)
+    top = heading.evaluate("element => element.getBoundingClientRect().top")
+    assert 0 <= top < 200, f"the #contract heading is at {top}px, not at the top of the viewport"
+
+
+def test_copy_button_copies_the_code(page, base_url):
+    page.goto(base_url + "/interview-questions/trace-lab/")
+    block = page.locator(".highlight").filter(has_text="def raises_type_error").first
+    block.hover()
+    block.locator("button[data-md-type=copy]").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert "def raises_type_error(fn, *args):" in copied and "--8<--" not in copied, copied[:200]
+
+
+def test_light_dark_toggle_switches(page, base_url):
+    page.goto(base_url + "/")
+    scheme = "document.body.getAttribute('data-md-color-scheme')"
+    before = page.evaluate(scheme)
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    after = page.evaluate(scheme)
+    assert {before, after} == {"default", "slate"}, (before, after)
+
+
+def test_notebook_page_shows_its_plot_and_download(page, base_url):
+    page.goto(base_url + "/interview-questions/one-trace-not-faster/")
+    image = page.locator(".jp-RenderedImage img, .jp-OutputArea-output img").first
+    image.wait_for()
+    assert image.get_attribute("src").startswith("data:image/png"), "the chart is not an embedded PNG"
+    assert image.evaluate("img => img.naturalWidth") > 300
+    download = page.locator("a", has_text="Download the executed notebook")
+    href = download.get_attribute("href")
+    notebook = json.loads((SITE / "interview-questions/one-trace-not-faster" / href.rsplit("/", 1)[-1]).read_text())
+    assert any(o.get("output_type") == "display_data" for c in notebook["cells"] for o in c.get("outputs", [])), \
+        "the downloadable notebook has no outputs"
+
+
+def test_every_content_page_has_stamp_and_edit_link(page, base_url):
+    pages = sorted(p.parent for p in SITE.glob("*/*/index.html") if p.parent.parent.name != "tags")
+    assert len(pages) >= 2
+    for folder in pages:
+        path = "/" + folder.relative_to(SITE).as_posix() + "/"
+        page.goto(base_url + path)
+        stamp = page.locator(".tfv-stamp .tfv-verified")
+        assert stamp.count() >= 1, f"{path}: no verified stamp"
+        assert "TF 2.21.0" in stamp.first.inner_text(), f"{path}: stamp does not name the TensorFlow version"
+        edit = page.locator("a[rel=edit]")
+        assert edit.count() == 1 and "/edit/main/docs/" in edit.get_attribute("href"), f"{path}: no edit link"
+
+
+@pytest.mark.parametrize("kind", PAGE_TYPES)
+def test_axe_finds_no_serious_violation(page, base_url, kind):
+    page.goto(base_url + PAGE_TYPES[kind])
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
+               if v["impact"] in ("serious", "critical")]
+    assert serious == [], f"{kind} ({PAGE_TYPES[kind]}): {serious}"
+
+
+def test_zero_external_requests(page, base_url, external):
+    for path in PAGE_TYPES.values():
+        page.goto(base_url + path)
+        page.wait_for_load_state("networkidle")
+    assert external == [], f"requests left the machine: {sorted(set(external))}"
