@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 WORKERS ?= 2
-export NO_MKDOCS_2_WARNING := 1   # Material's end-of-life banner (DESIGN.md §5)
+export NO_MKDOCS_2_WARNING := 1        # Material's end-of-life banner (DESIGN.md §5)
+export DISABLE_MKDOCS_2_WARNING := true  # the same banner from ProperDocs, pulled in by mkdocs-redirects
 export TF_CPP_MIN_LOG_LEVEL := 1   # hide TensorFlow's C++ INFO lines
 
 .PHONY: serve test examples examples-gpu site checks lock clean

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -77,12 +76,6 @@ def pytest_sessionstart(session):
 
 # --- Per page: a namespace, a temporary working folder, no network ----------------------
 
-def _front_matter(path):
-    text = Path(path).read_text(encoding="utf-8")
-    match = re.match(r"---\n(.*?)\n---\n", text, re.S)
-    return match.group(1) if match else ""
-
-
 class _SocketGuard:
     """Refuse every connection; with `network: loopback` in a page's front matter, allow 127.0.0.0/8 and ::1."""
 
@@ -118,11 +111,20 @@ class _SocketGuard:
 
 def setup(namespace):
     page = Path(namespace["__file__"])
-    guard = _SocketGuard(loopback=re.search(r"^network:\s*loopback\s*$", _front_matter(page), re.M) is not None)
+    guard = _SocketGuard(loopback=verification.front_matter(page)[0].get("network") == "loopback")
     guard.install()
     workdir = tempfile.mkdtemp(prefix=f"tfv-{page.stem}-")
-    namespace.update(HAS_GPU=facts()["device"] == "gpu", ROOT=ROOT, _guard=guard, _cwd=os.getcwd())
+    namespace.update(HAS_GPU=facts()["device"] == "gpu", ROOT=ROOT, record=record, _guard=guard, _cwd=os.getcwd())
     os.chdir(workdir)  # examples write only here
+
+
+RECORDED = []  # named results of the example running now
+
+
+def record(name, value, *, rtol=1e-6, atol=0.0):
+    """Record a named numeric result. The publish build fails when the GPU run's value differs from
+    the CPU run's by more than atol + rtol * |cpu value| (the tolerances the page declares here)."""
+    RECORDED.append((name, {"value": float(value), "rtol": rtol, "atol": atol}))
 
 
 def teardown(namespace):
@@ -296,6 +298,16 @@ def pytest_itemcollected(item):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    RECORDED.clear()
+    try:
+        return (yield)
+    finally:
+        if RECORDED:
+            item.user_properties.append(("results", dict(RECORDED)))
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     if report.skipped and isinstance(item, SybilItem):  # name the page and line, not unittest.py
@@ -304,6 +316,7 @@ def pytest_runtest_makereport(item, call):
 
 
 RESULTS = {}
+BUDGET_ERRORS = []
 
 
 def pytest_runtest_logreport(report):
@@ -314,8 +327,9 @@ def pytest_runtest_logreport(report):
         outcome = report.outcome
         reason = report.longrepr[2].removeprefix("Skipped: ") if report.skipped else None
         entry = {"line": props["line"], "outcome": outcome, "reason": reason, "duration": round(report.duration, 3)}
-        if "cells" in props:
-            entry["cells"] = props["cells"]
+        for extra in ("cells", "results"):
+            if extra in props:
+                entry[extra] = props[extra]
         RESULTS.setdefault(props["page"], {})[props["line"]] = entry
 
 
@@ -325,6 +339,11 @@ def pytest_sessionfinish(session):
     facts()
     for page, examples in RESULTS.items():
         ordered = [examples[line] for line in sorted(examples)]
+        results = {name: value for entry in ordered for name, value in entry.pop("results", {}).items()}
+        seconds, allowed = round(sum(e["duration"] for e in ordered), 3), verification.budget(page)
+        if seconds > allowed:
+            session.exitstatus = 1
+            BUDGET_ERRORS.append(f"{verification.page_key(page)}: examples took {seconds:.0f} s, budget {allowed:.0f} s")
         if FACTS["device"] == "gpu" and os.environ.get("REQUIRE_GPU") == "1":
             for entry in ordered:
                 if entry["outcome"] == "skipped" and "GPU" in (entry["reason"] or ""):
@@ -332,7 +351,7 @@ def pytest_sessionfinish(session):
                     session.exitstatus = 1
         verification.write_report(FACTS["device"], verification.page_key(page), {
             **FACTS, "page": verification.page_key(page), "hash": verification.content_hash(page),
-            "examples": ordered, "duration": round(sum(e["duration"] for e in ordered), 3),
+            "examples": ordered, "duration": seconds, "budget": allowed, "results": results,
         })
 
 
@@ -341,3 +360,5 @@ def pytest_terminal_summary(terminalreporter):
         count = sum(len(v) for v in RESULTS.values())
         terminalreporter.write_line(f"verification report: {count} examples on {len(RESULTS)} pages "
                                     f"-> {verification.REPORTS / FACTS['device']}")
+        for error in BUDGET_ERRORS:
+            terminalreporter.write_line(f"OVER BUDGET: {error}", red=True)

@@ -6,27 +6,16 @@ A notebook page (docs/<section>/<slug>.py) starts with a jupytext YAML header ho
 """
 
 import re
+import sys
 from pathlib import Path
 
-import yaml
 from mkdocs.plugins import event_priority
+
+sys.path.insert(0, str(Path(__file__).parent))
+from verification import front_matter  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 LEVELS = ["easy", "medium", "hard"]
-
-
-def front_matter(path):
-    """(meta, title) of a page from its source: Markdown front matter, or a notebook's jupytext header."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".py":
-        header = re.match(r"# ---\n((?:#.*\n)*?)# ---\n", text)
-        meta = yaml.safe_load("".join(line[2:] + "\n" for line in header.group(1).splitlines())) if header else {}
-        title = re.search(r"^# # (.+)$", text, re.M)
-    else:
-        header = re.match(r"---\n(.*?)\n---\n", text, re.S)
-        meta = yaml.safe_load(header.group(1)) if header else {}
-        title = re.search(r"^# (.+)$", text, re.M)
-    return meta or {}, title.group(1).strip() if title else path.stem
 
 
 @event_priority(100)  # before the tags plugin reads page.meta

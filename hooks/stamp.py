@@ -40,9 +40,11 @@ def on_files(files, config):
         if key.endswith(".py"):  # a notebook page: render the notebook the test run executed
             files.remove(file)
             files.append(_notebook(key, config))
-        for device in ["cpu", "gpu"] if NEEDS_GPU else ["cpu"]:
-            report = verification.read_report(device, key)
-            errors += [f"docs/{key}: {p}" for p in verification.problems(report, key, commit=COMMIT, device=device)]
+        cpu = verification.read_report("cpu", key)
+        errors += [f"docs/{key}: {p}" for p in verification.problems(cpu, key, commit=COMMIT)]
+        if NEEDS_GPU:
+            gpu = verification.read_report("gpu", key)
+            errors += [f"docs/{key}: {p}" for p in verification.problems(gpu, key, commit=COMMIT, device="gpu", cpu=cpu)]
     if PUBLISH and errors:
         raise PluginError("refusing to publish unverified pages:\n  " + "\n  ".join(errors))
     return files
@@ -101,7 +103,8 @@ def _line(device, key):
     report = verification.read_report(device, key)
     if report is None:
         return None if device == "gpu" else '<p class="tfv-unverified">Not verified: no test run has reported on this page.</p>'
-    trouble = verification.problems(report, key, commit=COMMIT, device=device)
+    cpu = verification.read_report("cpu", key) if device == "gpu" else None
+    trouble = verification.problems(report, key, commit=COMMIT, device=device, cpu=cpu)
     examples = report["examples"]
     passed = sum(e["outcome"] == "passed" for e in examples)
     skipped = [e for e in examples if e["outcome"] == "skipped"]

@@ -10,12 +10,30 @@ import json
 import re
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REPORTS = ROOT / "build" / "report"
 EXECUTED = ROOT / "build" / "executed"
 LOCK = ROOT / "requirements.lock"
 INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)""")
+
+BUDGET = 60  # seconds of examples per page, unless its front matter says `budget: {seconds: N, reason: why}`
+
+
+def front_matter(path):
+    """(meta, title) of a page from its source: Markdown front matter, or a notebook's jupytext header."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".py":
+        header = re.match(r"# ---\n((?:#.*\n)*?)# ---\n", text)
+        meta = yaml.safe_load("".join(line[2:] + "\n" for line in header.group(1).splitlines())) if header else {}
+        title = re.search(r"^# # (.+)$", text, re.M)
+    else:
+        header = re.match(r"---\n(.*?)\n---\n", text, re.S)
+        meta = yaml.safe_load(header.group(1)) if header else {}
+        title = re.search(r"^# (.+)$", text, re.M)
+    return meta or {}, title.group(1).strip() if title else path.stem
 
 
 def page_key(path):
@@ -50,8 +68,30 @@ def read_report(device, key):
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def problems(report, key, *, commit=None, device="cpu"):
-    """Why this report cannot back a published page; an empty list when it can."""
+def budget(path):
+    """The page's time budget in seconds (front matter `budget: {seconds: N, reason: why}`)."""
+    declared = front_matter(Path(path))[0].get("budget")
+    if declared is None:
+        return BUDGET
+    assert isinstance(declared, dict) and declared.get("reason"), f"{path}: a budget override needs a reason"
+    return float(declared["seconds"])
+
+
+def parity(gpu, cpu):
+    """Named results the GPU run recorded that differ from the CPU run's beyond the page's tolerances."""
+    found = []
+    for name, c in (cpu or {}).get("results", {}).items():
+        g = gpu.get("results", {}).get(name)
+        if g is None:
+            found.append(f"result {name!r} was recorded on CPU but not on GPU")
+        elif abs(g["value"] - c["value"]) > c["atol"] + c["rtol"] * abs(c["value"]):
+            found.append(f"result {name!r}: GPU {g['value']!r} vs CPU {c['value']!r} (rtol {c['rtol']}, atol {c['atol']})")
+    return found
+
+
+def problems(report, key, *, commit=None, device="cpu", cpu=None):
+    """Why this report cannot back a published page; an empty list when it can. For a GPU report,
+    `cpu` is the CPU report its recorded results must match."""
     if report is None:
         return [f"no {device} report (run `make test`)"]
     found = []
@@ -64,7 +104,10 @@ def problems(report, key, *, commit=None, device="cpu"):
         found.append(f"{len(failed)} example(s) failed on {device}, first at line {failed[0]['line']}")
     if not report["examples"]:
         found.append(f"the {device} run executed no example on this page")
+    if report["duration"] > report.get("budget", BUDGET):
+        found.append(f"{device} examples took {report['duration']:.0f} s, over the page's {report['budget']:.0f} s budget")
     if device == "gpu":
+        found += parity(report, cpu)
         gpu_skips = [e for e in report["examples"] if e["outcome"] == "skipped" and "GPU" in (e["reason"] or "")]
         if gpu_skips:
             found.append(f"{len(gpu_skips)} GPU example(s) skipped on the GPU runner")

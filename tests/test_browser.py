@@ -113,6 +113,20 @@ def test_copy_button_copies_the_code(page, base_url):
     assert "def raises_type_error(fn, *args):" in copied and "--8<--" not in copied, copied[:200]
 
 
+def test_practice_mode_hides_all_but_the_quick_answer(page, base_url):
+    page.goto(base_url + "/interview-questions/trace-lab/")
+    quick = page.locator("h2#quick-answer + *")
+    detail = page.locator("h2#side-effects ~ p").first
+    page.locator("button.tfv-practice").click()
+    assert quick.is_visible() and not detail.is_visible(), "practice mode must hide everything but the quick answer"
+    page.locator("h2#side-effects + button.tfv-show").click()
+    assert detail.is_visible(), "Show this section must reveal the section"
+    page.reload()  # the choice persists
+    assert page.locator("button.tfv-practice").get_attribute("aria-pressed") == "true"
+    page.locator("button.tfv-practice").click()
+    assert detail.is_visible()
+
+
 def test_light_dark_toggle_switches(page, base_url):
     page.goto(base_url + "/")
     scheme = "document.body.getAttribute('data-md-color-scheme')"

@@ -32,7 +32,6 @@
 # %%
 import time
 
-import numpy as np
 import tensorflow as tf
 
 tf.random.set_seed(0)
@@ -98,7 +97,7 @@ import matplotlib.pyplot as plt
 
 labels = list(next(iter(results.values())))
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-for ax, (name, r) in zip(axes, results.items()):
+for ax, (name, r) in zip(axes, results.items(), strict=True):
     values = [r[k] * 1e3 for k in labels]
     ax.bar(labels, values, color=["#9e9e9e", "#ef6c00", "#1565c0"])
     ax.set_title(name)

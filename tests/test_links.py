@@ -1,0 +1,60 @@
+"""Links that last: every published page URL and H2 anchor is in the committed registry
+(tests/published-links.txt); one may disappear only when mkdocs.yml redirects its page.
+After adding pages or sections, update the registry: python tests/test_links.py --update"""
+
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "site"
+REGISTRY = ROOT / "tests/published-links.txt"
+H2 = re.compile(r"<h2 id=\"([^\"]+)\"")
+
+
+def published():
+    assert (SITE / "index.html").exists(), "site/ is missing: run `make site` first"
+    links = set()
+    for html in SITE.rglob("index.html"):
+        url = html.parent.relative_to(SITE).as_posix() + "/" if html.parent != SITE else ""
+        if url.startswith(("assets/", "search/")) or html.parent.name == "404":
+            continue
+        links.add(url)
+        article = html.read_text(encoding="utf-8").split('<article class="md-content__inner', 1)[-1]
+        links.update(f"{url}#{anchor}" for anchor in H2.findall(article))
+    return links
+
+
+def redirected_pages():
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    plugins = [p for p in config["plugins"] if isinstance(p, dict) and "redirects" in p]
+    maps = plugins[0]["redirects"].get("redirect_maps") or {} if plugins else {}
+    return {re.sub(r"(index)?\.md$", "", old).removesuffix("/") + "/" for old in maps}
+
+
+def test_no_published_link_disappears():
+    registry = set(REGISTRY.read_text().split())
+    current = published()
+    moved = redirected_pages()
+    lost = sorted(link for link in registry - current if link.split("#")[0] not in moved)
+    assert not lost, f"published links disappeared (keep the id/slug, or redirect the page in mkdocs.yml): {lost}"
+    new = sorted(current - registry)
+    assert not new, f"new links are not in the registry; run `python tests/test_links.py --update`: {new[:20]}"
+
+
+def test_every_h2_has_an_explicit_id():
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if line.startswith("## "):
+                assert re.search(r"\{ ?#[a-z0-9-]+ ?\}\s*$", line), f"{page.relative_to(ROOT)}:{number}: H2 without {{ #id }}"
+    for notebook in sorted((ROOT / "docs").rglob("*.py")):
+        text = notebook.read_text()
+        assert not re.search(r"^# ## ", text, re.M), f"{notebook.relative_to(ROOT)}: write H2s as <h2 id=...>"
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--update"]:
+    REGISTRY.write_text("".join(f"{link}\n" for link in sorted(published() | set(REGISTRY.read_text().split())
+                                                                   if REGISTRY.exists() else published())))
+    print(f"{REGISTRY.relative_to(ROOT)}: {len(REGISTRY.read_text().split())} links")
