@@ -7,7 +7,7 @@ export NO_MKDOCS_2_WARNING := 1        # Material's end-of-life banner (DESIGN.m
 export DISABLE_MKDOCS_2_WARNING := true  # the same banner from ProperDocs, pulled in by mkdocs-redirects
 export TF_CPP_MIN_LOG_LEVEL := 1   # hide TensorFlow's C++ INFO lines
 
-.PHONY: serve test examples examples-gpu site checks lock clean
+.PHONY: serve test examples examples-gpu site checks test-changed flake bench canary lock clean
 
 $(BIN)/.installed: requirements.lock package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,25 @@ site: $(BIN)/.installed         ## the publish build: refuses unverified pages, 
 
 checks: $(BIN)/.installed       ## tests of the machinery (census, snippets, bad input, workflow, browser)
 	$(BIN)/pytest tests -n $(WORKERS)
+
+test-changed: $(BIN)/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
+	$(BIN)/python bench/changed.py | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile
+	$(BIN)/pytest tests -n $(WORKERS) -m "not browser" --deselect tests/test_links.py
+	$(BIN)/mkdocs build --strict
+
+flake:  $(BIN)/.installed       ## the full suite three times: outcomes and recorded results must not change
+	$(BIN)/python bench/flake.py
+
+bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
+	$(BIN)/python bench/suite.py
+
+canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=nightly for tf-nightly); not a gate
+	rm -rf build/report/cpu
+	$(BIN)/pip uninstall --quiet -y tensorflow keras
+	$(BIN)/pip install --quiet $(if $(filter nightly,$(TF)),tf-nightly keras-nightly,--upgrade tensorflow keras)
+	rm $(BIN)/.installed      # the venv no longer matches the lock: the next target reinstalls it
+	-$(BIN)/pytest docs -n $(WORKERS) --dist loadfile -q -p no:cacheprovider
+	$(BIN)/python bench/broken.py | tee build/canary.md
 
 lock:                           ## re-pin: resolve requirements.in in a fresh venv, write requirements.lock
 	rm -rf build/lock && $(PYTHON) -m venv build/lock

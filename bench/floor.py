@@ -1,0 +1,54 @@
+"""The floor: the same examples with no pytest — one Python process, a fresh namespace per page.
+
+    python bench/floor.py                 # every page, one process
+    python bench/floor.py docs/x/y.md     # just these pages (bench/suite.py runs one page per process)
+
+Markdown pages are parsed by the same Sybil configuration as the test run (conftest.py); notebook
+pages' code cells run in order with matplotlib's non-interactive backend.
+"""
+
+import sys
+import time
+from pathlib import Path
+from unittest import SkipTest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import conftest  # noqa: E402  (the Sybil configuration, used here without pytest)
+
+
+def run_markdown(path):
+    document = conftest.sybil.parse(path)
+    conftest.setup(document.namespace)
+    try:
+        for example in document.examples():
+            try:
+                example.evaluate()
+            except SkipTest:
+                pass
+    finally:
+        conftest.teardown(document.namespace)
+
+
+def run_notebook(path):
+    import jupytext
+    import matplotlib
+
+    matplotlib.use("Agg")
+    namespace = {"__name__": "__main__"}
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type == "code":
+            exec(compile(cell.source, str(path), "exec"), namespace)
+
+
+def main(paths):
+    pages = [Path(p).resolve() for p in paths] or sorted(
+        p for p in (ROOT / "docs").rglob("*") if p.suffix in (".md", ".py"))
+    start = time.perf_counter()
+    for page in pages:
+        (run_notebook if page.suffix == ".py" else run_markdown)(page)
+    print(f"floor: {len(pages)} pages in {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

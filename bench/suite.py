@@ -1,0 +1,33 @@
+"""make bench: the example suite four ways on this machine, each timed once, wall clock.
+
+(a) pytest, serial; (b) pytest -n 2 --dist loadfile; (c) the floor: bench/floor.py, one process,
+no pytest; (d) a new interpreter per page (bench/floor.py <page>), as notebook runners do.
+The last line is `serial/floor=X.XX parallel/floor=Y.YY`.
+"""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+PYTEST = [PY, "-m", "pytest", "docs", "-q", "-p", "no:cacheprovider"]
+
+
+def timed(label, commands):
+    start = time.perf_counter()
+    for command in commands:
+        subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    print(f"{label:<34} {seconds:8.1f} s", flush=True)
+    return seconds
+
+
+pages = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*")
+               if p.suffix in (".md", ".py") and p.name != "index.md")
+serial = timed("(a) pytest, serial", [PYTEST])
+parallel = timed("(b) pytest -n 2 --dist loadfile", [PYTEST + ["-n", "2", "--dist", "loadfile"]])
+floor = timed("(c) floor: one process, no pytest", [[PY, "bench/floor.py"]])
+timed(f"(d) one process per page ({len(pages)})", [[PY, "bench/floor.py", page] for page in pages])
+print(f"serial/floor={serial / floor:.2f} parallel/floor={parallel / floor:.2f}")
