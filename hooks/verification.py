@@ -27,13 +27,20 @@ def front_matter(path):
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".py":
         header = re.match(r"# ---\n((?:#.*\n)*?)# ---\n", text)
-        meta = yaml.safe_load("".join(line[2:] + "\n" for line in header.group(1).splitlines())) if header else {}
+        meta = _yaml("".join(line[2:] + "\n" for line in header.group(1).splitlines()), path) if header else {}
         title = re.search(r"^# # (.+)$", text, re.M)
     else:
         header = re.match(r"---\n(.*?)\n---\n", text, re.S)
-        meta = yaml.safe_load(header.group(1)) if header else {}
+        meta = _yaml(header.group(1), path) if header else {}
         title = re.search(r"^# (.+)$", text, re.M)
     return meta or {}, title.group(1).strip() if title else path.stem
+
+
+def _yaml(text, path):
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValueError(f"{path}: front matter is not valid YAML: {error}") from None
 
 
 def page_key(path):
@@ -104,8 +111,9 @@ def problems(report, key, *, commit=None, device="cpu", cpu=None):
         found.append(f"{len(failed)} example(s) failed on {device}, first at line {failed[0]['line']}")
     if not report["examples"]:
         found.append(f"the {device} run executed no example on this page")
-    if report["duration"] > report.get("budget", BUDGET):
-        found.append(f"{device} examples took {report['duration']:.0f} s, over the page's {report['budget']:.0f} s budget")
+    allowed = report.get("budget", BUDGET)
+    if report["duration"] > allowed:
+        found.append(f"{device} examples took {report['duration']:.0f} s, over the page's {allowed:.0f} s budget")
     if device == "gpu":
         found += parity(report, cpu)
         gpu_skips = [e for e in report["examples"] if e["outcome"] == "skipped" and "GPU" in (e["reason"] or "")]

@@ -1,7 +1,9 @@
 """Bad input fails loudly and names the file (and line): each case runs the real machinery on a
 throw-away copy of the project holding one broken page."""
 
-from sandbox import BIN, project, run  # noqa: F401  (project is a fixture)
+import pytest
+from sandbox import BIN, run
+
 
 def pytest_page(project, name, text, **env):
     page = project / "docs/qa" / name

@@ -3,7 +3,7 @@ refuses a GPU report that skipped GPU examples, disagrees with the CPU run, or r
 
 import json
 
-from sandbox import BIN, project, run  # noqa: F401  (project is a fixture)
+from sandbox import BIN, run
 
 PAGE = "# P\n\n```python\nx = 1\n```\n"
 

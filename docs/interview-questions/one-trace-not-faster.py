@@ -1,5 +1,5 @@
 # ---
-# description: No — one trace proves reuse, not speed; the gain depends on the workload, and the first call pays for tracing.
+# description: "No — one trace proves reuse, not speed; the gain depends on the workload, and the first call pays for tracing."
 # tags: [medium, performance, tf.function]
 # ---
 

@@ -1,0 +1,320 @@
+# ---
+# description: "An idle accelerator is usually an input-bound pipeline: measure the step-time split first, then parallelise native ops and overlap with prefetch."
+# tags: [hard, tf.data, performance, gpu]
+# ---
+
+# %% [markdown]
+# # The GPU sits idle: an input-bound pipeline
+#
+# <h2 id="symptom">Symptom</h2>
+#
+# Training is slower than expected and the accelerator is mostly idle: `nvidia-smi` shows GPU utilisation
+# jumping between 0 % and a short spike, while one CPU core sits at 100 % in the training process. A bigger
+# GPU does not help; adding `num_parallel_calls=tf.data.AUTOTUNE` to the `map` does not help either.
+#
+# This page runs on the CPU runner by splitting the CPU into two logical devices: the model runs on
+# `/CPU:1` (on the GPU runner: `/GPU:0`), the input pipeline on the host, exactly as in production.
+#
+# <h2 id="detect">How to detect it in production</h2>
+#
+# - **Split the step time** before changing anything: time spent waiting for `next(iterator)` versus time in
+#   the train step (with a host sync, e.g. `loss.numpy()`). More than a few percent of waiting means the
+#   input pipeline is the bottleneck. This notebook does exactly that.
+# - The TensorBoard profiler's *Input pipeline analyzer* reports the same split ("your program is highly
+#   input-bound") and the trace viewer shows the gaps between device steps; see
+#   [Optimize TensorFlow performance using the Profiler](https://www.tensorflow.org/guide/profiler).
+# - Process CPU usage pinned near **one core** while the pipeline uses `tf.py_function` or
+#   `tf.numpy_function` is the signature of the Python global interpreter lock (GIL).
+
+# %%
+import resource
+import time
+
+import numpy as np
+import tensorflow as tf
+
+# A fresh kernel: devices can still be configured. One thread per op keeps the scaling measurements honest.
+tf.config.threading.set_intra_op_parallelism_threads(1)
+GPUS = tf.config.list_physical_devices("GPU")
+if not GPUS:
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+ACCELERATOR = "/GPU:0" if GPUS else "/CPU:1"
+assert len(tf.config.list_logical_devices("GPU" if GPUS else "CPU")) >= (1 if GPUS else 2)
+
+tf.random.set_seed(0)
+FEATURES, BATCH, STEPS = 4096, 32, 12
+raw = np.random.default_rng(0).standard_normal((BATCH * STEPS, FEATURES)).astype(np.float32)
+labels = (raw[:, :8].sum(axis=1) > 0).astype(np.float32)
+
+# %% [markdown]
+# <h2 id="root-cause">Root cause, reproduced</h2>
+#
+# The preprocessing is written in Python — a running normalisation, element by element — and wrapped in
+# `tf.py_function`. The model is small, so each step is short. First, the same feature in Python and as
+# native TensorFlow ops, checked to agree:
+
+# %%
+def python_features(x):
+    """x / (1 + running sum of squares), one value at a time (pure Python)."""
+    out, total = [], 0.0
+    for v in x.numpy().tolist():
+        total += v * v
+        out.append(v / (1.0 + total))
+    return np.asarray(out, dtype=np.float32)
+
+
+def py_map(x, y):
+    feats = tf.py_function(python_features, [x], tf.float32)
+    feats.set_shape([FEATURES])
+    return feats, y
+
+
+def native_features(x):               # the same arithmetic as TensorFlow ops; works per row or per batch
+    return x / (1.0 + tf.math.cumsum(x * x, axis=-1))
+
+
+np.testing.assert_allclose(python_features(tf.constant(raw[0])), native_features(raw[0]).numpy(), rtol=1e-4, atol=1e-6)
+
+with tf.device(ACCELERATOR):
+    model = tf.keras.Sequential([tf.keras.Input((FEATURES,)), tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+loss_fn = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.device(ACCELERATOR):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y[:, None], model(x, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables, strict=True))
+    return loss
+
+
+NO_INJECTED_PREFETCH = tf.data.Options()
+NO_INJECTED_PREFETCH.experimental_optimization.inject_prefetch = False   # TF injects one by default
+
+
+def base():
+    return tf.data.Dataset.from_tensor_slices((raw, labels))
+
+
+def step_split(ds, warmup=2):
+    """Mean milliseconds per step waiting for input and computing, measured the way production should."""
+    waits, computes = [], []
+    iterator = iter(ds)
+    while True:
+        t0 = time.perf_counter()
+        try:
+            x, y = next(iterator)
+        except StopIteration:
+            break
+        t1 = time.perf_counter()
+        train_step(x, y).numpy()                 # .numpy() waits for the device: the step really finished
+        t2 = time.perf_counter()
+        waits.append(t1 - t0)
+        computes.append(t2 - t1)
+    return 1e3 * np.mean(waits[warmup:]), 1e3 * np.mean(computes[warmup:])
+
+
+slow = base().map(py_map).batch(BATCH).with_options(NO_INJECTED_PREFETCH)
+step_split(base().batch(BATCH))                  # trace the train step once, outside the measurements
+split = {"py_function map": step_split(slow)}
+wait, compute = split["py_function map"]
+print(f"py_function pipeline: wait {wait:.1f} ms, compute {compute:.1f} ms per step")
+assert wait > compute, split                     # input-bound: the device waits more than it works
+
+# %% [markdown]
+# The usual first reaction — parallel map — does not fix it. A `py_function` runs Python, and Python
+# bytecode runs one thread at a time (the GIL), so two parallel calls take turns: the process never uses
+# much more than one core for this work, so the wall time cannot halve. Native kernels release the GIL, so
+# their parallel calls can run at the same time on free cores. Measured on the pipeline alone (process CPU
+# time / wall time = cores used). Only the cap is asserted: wall-time speedups on a shared 2-core runner are
+# too noisy for an honest assert, so they are printed and plotted.
+
+# %%
+def cores_used(ds, repeats=2):
+    best = None
+    for _ in range(repeats):
+        r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        for _ in ds:
+            pass
+        r1, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - t0
+        cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        if best is None or wall < best[0]:
+            best = (wall, cpu_s / wall)
+    return best
+
+
+def heavy_native(x, y):                          # per-element native work of a few milliseconds
+    m = tf.reshape(x[:1024], [32, 32])
+    for _ in range(3):
+        m = tf.tanh(tf.matmul(tf.tile(m, [8, 8]), tf.tile(m, [8, 8]))[:32, :32] * 1e-3)
+    return x + tf.reduce_mean(m), y
+
+
+scaling = {}
+for name, fn, elements in [("py_function", py_map, BATCH * STEPS), ("native", heavy_native, 4 * BATCH)]:
+    for calls in (1, 2):
+        ds = base().take(elements).map(fn, num_parallel_calls=calls).batch(BATCH).with_options(NO_INJECTED_PREFETCH)
+        scaling[(name, calls)] = cores_used(ds)
+for (name, calls), (wall, cores) in scaling.items():
+    print(f"{name:12s} num_parallel_calls={calls}: {wall * 1e3:6.0f} ms, {cores:.2f} cores used")
+
+_, py_cores_2 = scaling[("py_function", 2)]
+assert py_cores_2 < 1.4, scaling                  # the GIL caps Python work near one core, however many calls
+
+# %% [markdown]
+# **Predict the output.** With `num_parallel_calls=tf.data.AUTOTUNE` on the `py_function` map, calls finish
+# in whatever order the threads get the GIL. Do the elements come out in a different order?
+#
+# <details><summary>Answer</summary>
+#
+# No. `map` is deterministic by default: results are returned in input order whatever the completion order.
+# Only `deterministic=False` (or `Options().deterministic = False`) lets them out of order.
+#
+# </details>
+
+# %%
+def tag(i):
+    return tf.py_function(lambda v: v * 10, [i], tf.int64)
+
+
+in_order = [int(v) for v in tf.data.Dataset.range(40).map(tag, num_parallel_calls=tf.data.AUTOTUNE)]
+assert in_order == [10 * i for i in range(40)], in_order
+
+# %% [markdown]
+# <h2 id="fix">The fix</h2>
+#
+# 1. **Rewrite the Python preprocessing as TensorFlow ops**, and since the feature is row-wise, apply it
+#    **after `batch`** — one vectorised call per batch.
+# 2. **Parallelise** what remains (`num_parallel_calls=AUTOTUNE`) and **prefetch** at the end so the next
+#    batch is produced while the device computes.
+
+# %%
+fixed = (base().batch(BATCH)
+         .map(lambda x, y: (native_features(x), y), num_parallel_calls=tf.data.AUTOTUNE)
+         .prefetch(tf.data.AUTOTUNE))
+split["py_function, parallel"] = step_split(base().map(py_map, num_parallel_calls=tf.data.AUTOTUNE)
+                                            .batch(BATCH).with_options(NO_INJECTED_PREFETCH))
+split["native, batched"] = step_split(base().batch(BATCH).map(lambda x, y: (native_features(x), y))
+                                      .with_options(NO_INJECTED_PREFETCH))
+split["native + prefetch"] = step_split(fixed)
+for name, (w, c) in split.items():
+    print(f"{name:22s} wait {w:6.1f} ms  compute {c:5.1f} ms")
+
+py_parallel_wait, py_parallel_compute = split["py_function, parallel"]
+assert py_parallel_wait > py_parallel_compute, split         # parallel py_function: still input-bound
+
+fixed_wait, fixed_compute = split["native + prefetch"]
+assert fixed_wait < 0.3 * wait, split                        # far less waiting than the py_function pipeline
+assert fixed_wait < fixed_compute + 1.0, split               # the device no longer waits more than it works
+
+# %% [markdown]
+# **Prefetch overlaps production and consumption.** When producing a batch has a real cost (here a 15 ms
+# read from slow storage, stood in for by a wait) and the device step takes as long, prefetch runs them at
+# the same time instead of one after the other. The injected prefetch is switched off for the baseline
+# (TF 2.21 adds one automatically to pipelines that end synchronously, which hides the mistake):
+
+# %%
+def slow_read(x, y):
+    def read(v):
+        time.sleep(0.015)
+        return v
+    return tf.numpy_function(read, [x], tf.float32), y
+
+
+def overlapped_seconds(ds):
+    start = time.perf_counter()
+    for x, y in ds:
+        train_step(x, y).numpy()
+        time.sleep(0.015)                        # stand-in for a 15 ms accelerator step
+    return time.perf_counter() - start
+
+
+reader = base().batch(BATCH).map(slow_read)
+t_sequential = overlapped_seconds(reader.with_options(NO_INJECTED_PREFETCH))
+t_overlapped = overlapped_seconds(reader.prefetch(tf.data.AUTOTUNE))
+print(f"read then step: {t_sequential * 1e3:.0f} ms; with prefetch: {t_overlapped * 1e3:.0f} ms")
+assert t_sequential > 1.3 * t_overlapped, (t_sequential, t_overlapped)
+
+# %% [markdown]
+# <h2 id="follow-ups">Follow-up practice</h2>
+#
+# **Follow-up: would `tf.numpy_function` instead of `tf.py_function` scale better?** No. It avoids the
+# eager-tensor wrapping, but the body is still Python under the GIL.
+#
+# <details><summary>Answer, checked</summary>
+#
+# With two parallel calls, the `numpy_function` pipeline also stays under about one core.
+#
+# </details>
+
+# %%
+def np_map(x, y):
+    feats = tf.numpy_function(lambda v: python_features(tf.constant(v)), [x], tf.float32)
+    feats.set_shape([FEATURES])
+    return feats, y
+
+
+_, np_cores = cores_used(base().map(np_map, num_parallel_calls=2).batch(BATCH).with_options(NO_INJECTED_PREFETCH), repeats=1)
+assert np_cores < 1.4, np_cores
+
+# %% [markdown]
+# **Follow-up: does `cache()` fix it?** After the first epoch, yes — if the preprocessed data fits in memory
+# (or on local disk) and the preprocessing is deterministic. The first epoch still pays the full cost.
+#
+# <details><summary>Answer, checked</summary>
+#
+# Epoch 2 of a cached `py_function` pipeline waits far less per step than epoch 1.
+#
+# </details>
+
+# %%
+cached_slow = base().map(py_map).cache().batch(BATCH).with_options(NO_INJECTED_PREFETCH)
+epoch1_wait, _ = step_split(cached_slow)
+epoch2_wait, _ = step_split(cached_slow)
+print(f"cached py_function pipeline: epoch 1 wait {epoch1_wait:.1f} ms, epoch 2 wait {epoch2_wait:.1f} ms")
+assert epoch2_wait < 0.3 * epoch1_wait, (epoch1_wait, epoch2_wait)
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
+names = list(split)
+waits = [split[n][0] for n in names]
+computes = [split[n][1] for n in names]
+left.bar(names, waits, label="waiting for input", color="tab:red")
+left.bar(names, computes, bottom=waits, label="train step (device)", color="tab:blue")
+left.set_ylabel("ms per step")
+left.set_title("Step time split: where each step goes")
+left.tick_params(axis="x", labelrotation=15)
+left.legend()
+
+labels_ = [f"{n}\n{c} call{'s' if c > 1 else ''}" for (n, c) in scaling]
+right.bar(labels_, [cores for _, cores in scaling.values()],
+          color=["tab:orange", "tab:orange", "tab:green", "tab:green"])
+right.axhline(1.0, color="grey", linestyle="--", linewidth=1, label="one core (GIL cap)")
+right.axhline(2.0, color="black", linestyle=":", linewidth=1, label="cores on this runner")
+right.set_ylim(0, 2.3)
+right.legend(loc="upper right", fontsize=8)
+right.set_ylabel("cores used (CPU time / wall time)")
+right.set_title("Parallel map: cores used per pipeline")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The right panel is measured on a shared 2-core machine: native calls can only go above one core when
+# the second core is free, so their bar varies from run to run; the Python bars cannot pass one core
+# however free the machine is.
+#
+# <h2 id="prevent">How to prevent it</h2>
+#
+# - **A metric**: export the input-wait fraction per step (`wait / (wait + compute)`) from the training loop,
+#   or read it from the profiler's input-pipeline analyzer; alert above ~10 %.
+# - **A test**: a CI benchmark that runs a few hundred steps of the real pipeline against a stub model and
+#   asserts a wide-margin bound on the wait fraction.
+# - **A review rule**: `tf.py_function` / `tf.numpy_function` in an input pipeline needs a reason; vectorise
+#   after `batch`; `prefetch(AUTOTUNE)` last. See also the best practice
+#   [Order the tf.data pipeline](../../best-practices/tf-data-pipeline-order/).

@@ -1,0 +1,181 @@
+"""Checkpointing in multi-worker training: which workers must save, where, and what happens otherwise.
+
+Run with no arguments: starts two MultiWorkerMirroredStrategy workers on 127.0.0.1 (TF_CONFIG), each
+tries the save patterns below and records the outcome; checks the outcomes; exits 0.
+`python this.py worker OUT_DIR` is one worker (OUT_DIR stands in for shared storage).
+"""
+
+# --8<-- [start:launcher]
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def free_ports(n):
+    """Ask the OS for n free TCP ports on 127.0.0.1 (bind to port 0, read the port, close)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def tf_config(ports, index):
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    return {"cluster": cluster, "task": {"type": "worker", "index": index}}
+
+
+def run_workers(script, n=2, timeout=120, workdir=None, keep=False):
+    """Start n workers of `script`, wait for all (bounded), return their JSON (and the output dir if keep)."""
+    ports = free_ports(n)
+    out_dir = Path(tempfile.mkdtemp(prefix="workers-", dir=workdir))
+    procs, logs = [], []
+    try:
+        for i in range(n):
+            env = dict(os.environ, TF_CONFIG=json.dumps(tf_config(ports, i)),
+                       CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="2")
+            log = open(out_dir / f"worker-{i}.log", "w")
+            logs.append(log)
+            procs.append(subprocess.Popen([sys.executable, str(script), "worker", str(out_dir)],
+                                          env=env, stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + timeout
+        for p in procs:
+            p.wait(timeout=max(1, deadline - time.monotonic()))   # raises TimeoutExpired
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+        for log in logs:
+            log.close()
+    for i, p in enumerate(procs):
+        if p.returncode != 0:
+            raise RuntimeError(f"worker {i} exited {p.returncode}:\n"
+                               + (out_dir / f"worker-{i}.log").read_text()[-3000:])
+    results = [json.loads((out_dir / f"worker-{i}.json").read_text()) for i in range(n)]
+    return (results, out_dir) if keep else results
+# --8<-- [end:launcher]
+
+
+# --8<-- [start:worker]
+def worker_main(out_dir):
+    import shutil
+
+    import keras
+    import tensorflow as tf
+
+    # Bound every collective: a save that waits for a peer fails after 8 s instead of hanging.
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(timeout_seconds=8))
+    resolver = strategy.cluster_resolver
+    task_id = resolver.task_id
+    is_chief = resolver.task_type == "chief" or (resolver.task_type == "worker" and task_id == 0)
+    shared = Path(out_dir) / "shared"                       # stands in for GCS / a shared file system
+    shared.mkdir(exist_ok=True)
+
+    keras.utils.set_random_seed(0)
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        mean = keras.metrics.Mean()                         # its variables are SyncOnRead
+    strategy.run(lambda: mean.update_state(float(task_id + 1)))   # worker 0 adds 1, worker 1 adds 2
+
+    result = {"task_id": task_id, "is_chief": is_chief,
+              "weights": [w.numpy().tolist() for w in model.weights],
+              "metric_kind": type(mean.variables[0].value).__name__}
+
+    def barrier(name, n=2):
+        """A file barrier (no collective), so both workers reach each save together."""
+        (shared / f"at-{name}-{task_id}").touch()
+        deadline = time.monotonic() + 60
+        while len(list(shared.glob(f"at-{name}-*"))) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def attempt(name, fn, together=True):
+        if together:
+            barrier(name)
+        try:
+            result[name] = {"ok": True, "path": fn()}
+        except Exception as error:                          # noqa: BLE001 (recorded, asserted by caller)
+            result[name] = {"ok": False, "error": type(error).__name__}
+            result["messages"] = result.get("messages", []) + [f"{name}: {str(error)[:300]}"]
+
+    full = tf.train.Checkpoint(model=model, total=mean.variables[0], count=mean.variables[1])
+    weights_only = tf.train.Checkpoint(model=model)
+
+    # 1. The rule: every worker saves; the chief to the real path, the others to a temp dir they delete.
+    def everyone_saves():
+        target = shared / "ckpt" if is_chief else Path(tempfile.mkdtemp(prefix=f"worker{task_id}-"))
+        path = full.write(str(target / "model"))
+        if not is_chief:
+            shutil.rmtree(target)                           # never leave a non-chief copy behind
+        return path
+    attempt("warm_up", lambda: float(strategy.reduce("SUM", strategy.run(lambda: tf.constant(1.0)), axis=None)))
+    attempt("everyone_saves", everyone_saves)
+
+    # 2. Every worker writes to the same path: nothing stops it.
+    attempt("same_path", lambda: full.write(str(shared / "same" / "model")))
+
+    # 3. Only the chief saves, weights only (MirroredVariables): no collective needed.
+    attempt("chief_only_weights", lambda: weights_only.write(str(shared / "weights" / "model"))
+            if is_chief else None)
+    attempt("chief_only_keras", lambda: (model.save(str(shared / "model.keras")), "model.keras")[1]
+            if is_chief else None)
+
+    # 4. Only the chief saves a checkpoint holding SyncOnRead variables: reading them is an all-reduce.
+    #    Last, because a timed-out collective leaves the cluster unusable.
+    done = shared / "chief-finished"
+    barrier("last")
+    if is_chief:
+        attempt("chief_only_full", lambda: full.write(str(shared / "chief-only" / "model")), together=False)
+        done.touch()
+    else:
+        deadline = time.monotonic() + 60                    # stay alive while the chief waits on us
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        result["chief_only_full"] = {"ok": True, "path": None}
+
+    path = Path(out_dir) / f"worker-{task_id}.json"
+    path.with_suffix(".tmp").write_text(json.dumps(result))
+    path.with_suffix(".tmp").rename(path)
+# --8<-- [end:worker]
+
+
+# --8<-- [start:check]
+def check(results, out_dir):
+    import tensorflow as tf
+
+    chief, other = results
+    assert (chief["is_chief"], other["is_chief"]) == (True, False)
+    assert chief["weights"] == other["weights"], "mirrored weights differ between workers"
+    assert chief["warm_up"]["ok"] and other["warm_up"]["ok"], (chief["warm_up"], other["warm_up"])
+    # 1. everyone saves: works; only the chief's copy remains on shared storage.
+    assert chief["everyone_saves"]["ok"] and other["everyone_saves"]["ok"], (chief, other)
+    saved = tf.train.load_checkpoint(chief["everyone_saves"]["path"])
+    assert float(saved.get_tensor("total/.ATTRIBUTES/VARIABLE_VALUE")) == 3.0, "metric not all-reduced"
+    assert not Path(other["everyone_saves"]["path"]).parent.exists(), "non-chief temp copy left behind"
+    # 2. same path: no error is raised (the race goes unnoticed).
+    assert chief["same_path"]["ok"] and other["same_path"]["ok"], (chief["same_path"], other["same_path"])
+    # 3. chief only, mirrored weights only: works.
+    assert chief["chief_only_weights"]["ok"] and chief["chief_only_keras"]["ok"], chief
+    # 4. chief only, SyncOnRead variables included: the chief times out waiting for the other worker.
+    assert chief["chief_only_full"] == {"ok": False, "error": "DeadlineExceededError"}, chief["chief_only_full"]
+    assert not list((Path(out_dir) / "shared").glob("chief-only/*.index")), "a checkpoint was written anyway"
+# --8<-- [end:check]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        worker_main(sys.argv[2])
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = run_workers(Path(__file__).resolve(), workdir=tmp, keep=True)
+            check(*out)
+            print("ok: every worker must save; chief-only saves of SyncOnRead state time out")

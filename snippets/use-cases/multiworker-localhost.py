@@ -1,0 +1,155 @@
+"""Multi-worker training on one host: two MultiWorkerMirroredStrategy workers on 127.0.0.1.
+
+Run with no arguments: writes four TFRecord files, starts two workers with TF_CONFIG, checks that the
+per-worker shards are disjoint and together cover the dataset, exits 0.
+`python this.py worker OUT_DIR DATA_DIR` is one worker.
+"""
+
+# --8<-- [start:launcher]
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def free_ports(n):
+    """Ask the OS for n free TCP ports on 127.0.0.1 (bind to port 0, read the port, close)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def tf_config(ports, index):
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    return {"cluster": cluster, "task": {"type": "worker", "index": index}}
+
+
+def run_workers(script, *args, n=2, timeout=120, workdir=None):
+    """Start n workers of `script` (extra args passed on), wait for all (bounded), return their JSON."""
+    ports = free_ports(n)
+    out_dir = Path(tempfile.mkdtemp(prefix="workers-", dir=workdir))
+    procs, logs = [], []
+    try:
+        for i in range(n):
+            env = dict(os.environ, TF_CONFIG=json.dumps(tf_config(ports, i)),
+                       CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="2")
+            log = open(out_dir / f"worker-{i}.log", "w")
+            logs.append(log)
+            procs.append(subprocess.Popen([sys.executable, str(script), "worker", str(out_dir), *map(str, args)],
+                                          env=env, stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + timeout
+        for p in procs:
+            p.wait(timeout=max(1, deadline - time.monotonic()))   # raises TimeoutExpired
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+        for log in logs:
+            log.close()
+    for i, p in enumerate(procs):
+        if p.returncode != 0:
+            raise RuntimeError(f"worker {i} exited {p.returncode}:\n"
+                               + (out_dir / f"worker-{i}.log").read_text()[-3000:])
+    return [json.loads((out_dir / f"worker-{i}.json").read_text()) for i in range(n)]
+# --8<-- [end:launcher]
+
+
+# --8<-- [start:data]
+def write_files(data_dir, num_files=4, per_file=8):
+    """Example i goes to file i // per_file, so a file's examples are easy to recognise."""
+    import tensorflow as tf
+
+    Path(data_dir).mkdir(parents=True, exist_ok=True)
+    paths = []
+    for f in range(num_files):
+        path = str(Path(data_dir) / f"part-{f}.tfrecord")
+        with tf.io.TFRecordWriter(path) as writer:
+            for i in range(f * per_file, (f + 1) * per_file):
+                writer.write(tf.io.serialize_tensor(tf.constant(i, tf.int64)).numpy())
+        paths.append(path)
+    return paths
+# --8<-- [end:data]
+
+
+# --8<-- [start:worker]
+def worker_main(out_dir, data_dir):
+    import tensorflow as tf
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()      # reads TF_CONFIG
+    task_id = strategy.cluster_resolver.task_id
+    GLOBAL = 4
+    Policy = tf.data.experimental.AutoShardPolicy
+
+    def ids_seen(dist_dataset):
+        seen = []
+        for batch in dist_dataset:
+            for part in strategy.experimental_local_results(batch):
+                seen += [int(v) for v in part]
+        return seen
+
+    def with_policy(ds, policy):
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = policy
+        return ds.with_options(options)
+
+    def from_files():
+        files = tf.data.Dataset.list_files(f"{data_dir}/part-*.tfrecord", shuffle=False)
+        return tf.data.TFRecordDataset(files).map(lambda s: tf.io.parse_tensor(s, tf.int64))
+
+    result = {"task_id": task_id}
+    # 1. Files + AUTO: FILE sharding, each worker reads whole files.
+    result["files_auto"] = ids_seen(strategy.experimental_distribute_dataset(from_files().batch(GLOBAL)))
+    # 2. In-memory data + AUTO: no file reader to shard, so TF falls back to DATA sharding.
+    result["memory_auto"] = ids_seen(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.range(32).batch(GLOBAL)))
+    # 3. Manual sharding: one input pipeline per worker, sharded by its input context.
+    def dataset_fn(ctx):
+        ds = tf.data.Dataset.range(32).shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+        return ds.batch(ctx.get_per_replica_batch_size(GLOBAL))
+    result["manual"] = ids_seen(strategy.distribute_datasets_from_function(dataset_fn))
+    # 4. Sharding turned OFF: every worker reads everything.
+    result["off"] = ids_seen(strategy.experimental_distribute_dataset(
+        with_policy(tf.data.Dataset.range(32).batch(GLOBAL), Policy.OFF)))
+
+    path = Path(out_dir) / f"worker-{task_id}.json"
+    path.with_suffix(".tmp").write_text(json.dumps(result))
+    path.with_suffix(".tmp").rename(path)
+# --8<-- [end:worker]
+
+
+# --8<-- [start:check]
+def disjoint_and_complete(a, b, everything):
+    return not set(a) & set(b) and sorted(a + b) == sorted(everything)
+
+
+def check(results):
+    w0, w1 = results
+    assert [w0["task_id"], w1["task_id"]] == [0, 1], (w0["task_id"], w1["task_id"])
+    for key in ("files_auto", "memory_auto", "manual"):
+        assert disjoint_and_complete(w0[key], w1[key], list(range(32))), (key, w0[key], w1[key])
+    def files(ids):
+        return sorted({i // 8 for i in ids})
+    assert (files(w0["files_auto"]), files(w1["files_auto"])) == ([0, 2], [1, 3]), "FILE sharding"
+    assert sorted(w0["off"]) == sorted(w1["off"]) == list(range(32)), "OFF: both read everything"
+# --8<-- [end:check]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        worker_main(sys.argv[2], sys.argv[3])
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            data_dir = Path(tmp) / "data"
+            write_files(data_dir)
+            check(run_workers(Path(__file__).resolve(), data_dir, workdir=tmp))
+            print("ok: per-worker shards are disjoint and cover the dataset")
