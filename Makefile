@@ -3,11 +3,13 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 WORKERS ?= 2
-export NO_MKDOCS_2_WARNING := 1        # Material's end-of-life banner (DESIGN.md §5)
-export DISABLE_MKDOCS_2_WARNING := true  # the same banner from ProperDocs, pulled in by mkdocs-redirects
-export TF_CPP_MIN_LOG_LEVEL := 1   # hide TensorFlow's C++ INFO lines
+# Quiet the end-of-life banners of Material and of ProperDocs (pulled in by mkdocs-redirects), DESIGN.md §5,
+# and TensorFlow's C++ INFO lines.
+export NO_MKDOCS_2_WARNING := 1
+export DISABLE_MKDOCS_2_WARNING := true
+export TF_CPP_MIN_LOG_LEVEL := 1
 
-.PHONY: serve test examples examples-gpu site checks test-changed flake bench canary lock clean
+.PHONY: serve test examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
 
 $(BIN)/.installed: requirements.lock package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +49,9 @@ flake:  $(BIN)/.installed       ## the full suite three times: outcomes and reco
 
 bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
 	$(BIN)/python bench/suite.py
+
+lighthouse: $(BIN)/.installed   ## Lighthouse scores of three page types (needs make site and Chromium)
+	$(BIN)/python bench/lighthouse.py
 
 canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=nightly for tf-nightly); not a gate
 	rm -rf build/report/cpu

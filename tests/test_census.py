@@ -106,7 +106,7 @@ def test_every_skip_has_a_reason(page):
             if args.startswith(("next", "start")):
                 assert re.search(r"""["'].+["']""", args), f"{rel(page)}:{number}: skip without a reason: {line.strip()}"
                 if "GPU" in args:
-                    assert "if(not HAS_GPU" in args.replace(" ", ""), \
+                    assert "if(notHAS_GPU" in args.replace(" ", ""), \
                         f"{rel(page)}:{number}: a GPU skip must be conditional: skip: next if(not HAS_GPU, reason=...)"
 
 

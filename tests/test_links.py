@@ -18,8 +18,8 @@ def published():
     assert (SITE / "index.html").exists(), "site/ is missing: run `make site` first"
     links = set()
     for html in SITE.rglob("index.html"):
-        url = html.parent.relative_to(SITE).as_posix() + "/" if html.parent != SITE else ""
-        if url.startswith(("assets/", "search/")) or html.parent.name == "404":
+        url = "/" + html.parent.relative_to(SITE).as_posix() + "/" if html.parent != SITE else "/"
+        if url.startswith(("/assets/", "/search/")) or html.parent.name == "404":
             continue
         links.add(url)
         article = html.read_text(encoding="utf-8").split('<article class="md-content__inner', 1)[-1]
@@ -31,7 +31,7 @@ def redirected_pages():
     config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
     plugins = [p for p in config["plugins"] if isinstance(p, dict) and "redirects" in p]
     maps = plugins[0]["redirects"].get("redirect_maps") or {} if plugins else {}
-    return {re.sub(r"(index)?\.md$", "", old).removesuffix("/") + "/" for old in maps}
+    return {"/" + re.sub(r"(index)?\.md$", "", old).removesuffix("/") + "/" for old in maps}
 
 
 def test_no_published_link_disappears():

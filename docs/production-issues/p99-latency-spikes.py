@@ -1,7 +1,10 @@
+# ---
+# description: "Server-side batching trades tail latency for throughput: a seeded queue simulation shows how batch timeout and max batch size move p99 while p50 stays flat."
+# tags: [hard, serving, performance]
+# ---
+
 # %% [markdown]
 # # p50 flat, p99 exploding under load
-#
-# *Hard · serving, performance*
 #
 # TF Serving with server-side batching: the median latency stays at a few milliseconds while the
 # 99th percentile climbs to tens of milliseconds as traffic grows. This page reproduces the effect

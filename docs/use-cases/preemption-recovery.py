@@ -5,7 +5,7 @@
 # ---
 
 # %% [markdown]
-# # Surviving preemption with `BackupAndRestore`
+# # Surviving preemption with BackupAndRestore
 #
 # <h2 id="scenario">Scenario</h2>
 #
