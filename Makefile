@@ -27,7 +27,7 @@ examples: $(BIN)/.installed     ## run every example; writes build/report/ and b
 	$(BIN)/pytest docs -n $(WORKERS) --dist loadfile
 
 examples-gpu: $(BIN)/.installed ## the GPU runner: add the CUDA libraries, require a GPU, run every example
-	$(BIN)/pip install --quiet "tensorflow[and-cuda]==$$(sed -n 's/^tensorflow==//p' requirements.lock)"
+	$(BIN)/pip install --quiet -r requirements-gpu.lock
 	rm -rf build/report/gpu
 	REQUIRE_GPU=1 $(BIN)/pytest docs -n $(WORKERS) --dist loadfile
 
@@ -65,6 +65,10 @@ lock:                           ## re-pin: resolve requirements.in in a fresh ve
 	rm -rf build/lock && $(PYTHON) -m venv build/lock
 	build/lock/bin/pip install --quiet -r requirements.in
 	build/lock/bin/pip freeze --exclude pip --exclude setuptools > requirements.lock
+	build/lock/bin/pip install --dry-run --quiet --report build/lock/gpu.json "tensorflow[and-cuda]==$$(sed -n 's/^tensorflow==//p' requirements.lock)"
+	build/lock/bin/python -c "import json; print('# What tensorflow[and-cuda] adds on the GPU runner (CUDA 12 libraries), resolved by \`make lock\`.'); \
+	  [print(f\"{i['metadata']['name']}=={i['metadata']['version']}\") for i in json.load(open('build/lock/gpu.json'))['install'] \
+	   if i['metadata']['name'].startswith('nvidia-')]" > requirements-gpu.lock
 
 clean:
 	rm -rf build site .cache

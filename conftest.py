@@ -228,6 +228,8 @@ class NotebookItem(pytest.Item):
         from nbclient.exceptions import CellExecutionError
 
         notebook = jupytext.read(self.path)
+        if notebook.cells and notebook.cells[0].cell_type == "raw" and notebook.cells[0].source.startswith("---"):
+            notebook.cells.pop(0)  # the page's front matter (description, tags): page metadata, not content
         notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         workdir = tempfile.mkdtemp(prefix=f"tfv-{self.path.stem}-")
         client = NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False,

@@ -39,3 +39,9 @@ def test_python_and_prose_versions_agree_with_the_lock():
     home = (ROOT / "docs/index.md").read_text()
     assert f"TensorFlow {major_minor}" in home, f"docs/index.md should name TensorFlow {major_minor}"
     assert f"TF {LOCK['tensorflow']}" in home and f"Keras {LOCK['keras']}" in home, "the sample stamp names other versions"
+
+
+def test_gpu_lock_pins_exactly():
+    lines = [line for line in (ROOT / "requirements-gpu.lock").read_text().splitlines() if not line.startswith("#")]
+    assert lines and all(re.fullmatch(r"nvidia-[\w-]+==[\w.]+", line) for line in lines), lines
+    assert "requirements-gpu.lock" in (ROOT / "Makefile").read_text()
