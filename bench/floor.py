@@ -45,6 +45,7 @@ def main(paths):
     pages = [Path(p).resolve() for p in paths] or sorted(
         p for p in (ROOT / "docs").rglob("*") if p.suffix in (".md", ".py"))
     start = time.perf_counter()
+    conftest.facts()  # as under pytest: devices are configured before any page runs
     for page in pages:
         (run_notebook if page.suffix == ".py" else run_markdown)(page)
     print(f"floor: {len(pages)} pages in {time.perf_counter() - start:.1f} s")

@@ -18,7 +18,9 @@ PYTEST = [PY, "-m", "pytest", "docs", "-q", "-p", "no:cacheprovider"]
 def timed(label, commands):
     start = time.perf_counter()
     for command in commands:
-        subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        if run.returncode != 0:  # a benchmark of a failing suite means nothing: show why and stop
+            sys.exit(f"{label}: {' '.join(command)} exited {run.returncode}\n{run.stdout[-3000:]}")
     seconds = time.perf_counter() - start
     print(f"{label:<34} {seconds:8.1f} s", flush=True)
     return seconds
