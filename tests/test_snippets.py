@@ -16,12 +16,19 @@ def test_snippet_runs_standalone(snippet, tmp_path):
     assert result.returncode == 0, f"{snippet.relative_to(ROOT)} exited {result.returncode}:\n{result.stderr[-3000:]}"
 
 
-@pytest.mark.parametrize("snippet", SNIPPETS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("snippet", [s for s in SNIPPETS if s.parent.name != "shared"], ids=lambda p: str(p.relative_to(ROOT)))
 def test_snippet_mirrors_its_page(snippet):
     relative = snippet.relative_to(ROOT / "snippets").with_suffix(".md")
     page = ROOT / "docs" / relative
     assert page.exists(), f"{snippet.relative_to(ROOT)} has no page at docs/{relative}"
     assert f'snippets/{relative.with_suffix(".py").as_posix()}' in page.read_text(), f"docs/{relative} never includes it"
+
+
+@pytest.mark.parametrize("shared", sorted((ROOT / "snippets/shared").glob("*.py")), ids=lambda p: p.name)
+def test_shared_snippet_is_shown_on_a_page(shared):
+    """snippets/shared/ holds code several pages show; each file is included by at least one page."""
+    name = f"snippets/shared/{shared.name}"
+    assert any(name in page.read_text() for page in (ROOT / "docs").rglob("*.md")), f"{name} is included by no page"
 
 
 def test_there_are_snippets():

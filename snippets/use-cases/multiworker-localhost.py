@@ -5,63 +5,13 @@ per-worker shards are disjoint and together cover the dataset, exits 0.
 `python this.py worker OUT_DIR DATA_DIR` is one worker.
 """
 
-# --8<-- [start:launcher]
 import json
-import os
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def free_ports(n):
-    """Ask the OS for n free TCP ports on 127.0.0.1 (bind to port 0, read the port, close)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def tf_config(ports, index):
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    return {"cluster": cluster, "task": {"type": "worker", "index": index}}
-
-
-def run_workers(script, *args, n=2, timeout=120, workdir=None):
-    """Start n workers of `script` (extra args passed on), wait for all (bounded), return their JSON."""
-    ports = free_ports(n)
-    out_dir = Path(tempfile.mkdtemp(prefix="workers-", dir=workdir))
-    procs, logs = [], []
-    try:
-        for i in range(n):
-            env = dict(os.environ, TF_CONFIG=json.dumps(tf_config(ports, i)),
-                       CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="2")
-            log = open(out_dir / f"worker-{i}.log", "w")
-            logs.append(log)
-            procs.append(subprocess.Popen([sys.executable, str(script), "worker", str(out_dir), *map(str, args)],
-                                          env=env, stdout=log, stderr=subprocess.STDOUT))
-        deadline = time.monotonic() + timeout
-        for p in procs:
-            p.wait(timeout=max(1, deadline - time.monotonic()))   # raises TimeoutExpired
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(timeout=10)
-        for log in logs:
-            log.close()
-    for i, p in enumerate(procs):
-        if p.returncode != 0:
-            raise RuntimeError(f"worker {i} exited {p.returncode}:\n"
-                               + (out_dir / f"worker-{i}.log").read_text()[-3000:])
-    return [json.loads((out_dir / f"worker-{i}.json").read_text()) for i in range(n)]
-# --8<-- [end:launcher]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+from localhost_cluster import free_ports, run_workers, tf_config  # noqa: E402,F401  (snippets/shared/)
 
 
 # --8<-- [start:data]
