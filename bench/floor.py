@@ -7,6 +7,7 @@ Markdown pages are parsed by the same Sybil configuration as the test run (conft
 pages' code cells run in order with matplotlib's non-interactive backend.
 """
 
+import linecache
 import sys
 import time
 from pathlib import Path
@@ -36,9 +37,11 @@ def run_notebook(path):
 
     matplotlib.use("Agg")
     namespace = {"__name__": "__main__"}
-    for cell in jupytext.read(path).cells:
+    for index, cell in enumerate(jupytext.read(path).cells):
         if cell.cell_type == "code":
-            exec(compile(cell.source, str(path), "exec"), namespace)
+            name = f"<{path.name} cell {index}>"  # as IPython does: AutoGraph reads a function's source from linecache
+            linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(True), name)
+            exec(compile(cell.source, name, "exec"), namespace)
 
 
 def main(paths):

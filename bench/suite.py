@@ -20,7 +20,7 @@ def timed(label, commands):
     for command in commands:
         run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         if run.returncode != 0:  # a benchmark of a failing suite means nothing: show why and stop
-            sys.exit(f"{label}: {' '.join(command)} exited {run.returncode}\n{run.stdout[-3000:]}")
+            sys.exit(f"{label}: {' '.join(command)} exited {run.returncode}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}")
     seconds = time.perf_counter() - start
     print(f"{label:<34} {seconds:8.1f} s", flush=True)
     return seconds
