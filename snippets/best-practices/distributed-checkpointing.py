@@ -54,7 +54,7 @@ def worker_main(out_dir):
         try:
             result[name] = {"ok": True, "path": fn()}
         except Exception as error:                          # noqa: BLE001 (recorded, asserted by caller)
-            result[name] = {"ok": False, "error": type(error).__name__}
+            result[name] = {"ok": False, "error": type(error).__name__, "op_error": isinstance(error, tf.errors.OpError)}
             result["messages"] = result.get("messages", []) + [f"{name}: {str(error)[:300]}"]
 
     full = tf.train.Checkpoint(model=model, total=mean.variables[0], count=mean.variables[1])
@@ -111,13 +111,13 @@ def check(results, out_dir):
     saved = tf.train.load_checkpoint(chief["everyone_saves"]["path"])
     assert float(saved.get_tensor("total/.ATTRIBUTES/VARIABLE_VALUE")) == 3.0, "metric not all-reduced"
     assert not Path(other["everyone_saves"]["path"]).parent.exists(), "non-chief temp copy left behind"
-    # 2. same path: a race; both writes "succeed", or one fails with InvalidArgumentError (timing decides).
+    # 2. same path: a race; both writes "succeed", or one fails with a file-system error (timing decides).
     first, second = sorted([chief["same_path"], other["same_path"]], key=lambda o: not o["ok"])
-    assert first["ok"] and (second["ok"] or second["error"] == "InvalidArgumentError"), (first, second)
+    assert first["ok"] and (second["ok"] or second["op_error"]), (first, second)
     # 3. chief only, mirrored weights only: works.
     assert chief["chief_only_weights"]["ok"] and chief["chief_only_keras"]["ok"], chief
     # 4. chief only, SyncOnRead variables included: the chief times out waiting for the other worker.
-    assert chief["chief_only_full"] == {"ok": False, "error": "DeadlineExceededError"}, chief["chief_only_full"]
+    assert chief["chief_only_full"]["error"] == "DeadlineExceededError", chief["chief_only_full"]
     assert not list((Path(out_dir) / "shared").glob("chief-only/*.index")), "a checkpoint was written anyway"
 # --8<-- [end:check]
 
