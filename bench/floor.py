@@ -4,10 +4,12 @@
     python bench/floor.py docs/x/y.md     # just these pages (bench/suite.py runs one page per process)
 
 Markdown pages are parsed by the same Sybil configuration as the test run (conftest.py); notebook
-pages' code cells run in order with matplotlib's non-interactive backend.
+pages' code cells run in order with matplotlib's non-interactive backend, each notebook in its own
+interpreter (as under pytest, where each gets a kernel: a notebook may configure TensorFlow first).
 """
 
 import linecache
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,7 +52,10 @@ def main(paths):
     start = time.perf_counter()
     conftest.facts()  # as under pytest: devices are configured before any page runs
     for page in pages:
-        (run_notebook if page.suffix == ".py" else run_markdown)(page)
+        if page.suffix == ".py" and len(pages) > 1:  # a notebook may configure TensorFlow first: its own process
+            subprocess.run([sys.executable, __file__, str(page)], check=True)
+        else:
+            (run_notebook if page.suffix == ".py" else run_markdown)(page)
     print(f"floor: {len(pages)} pages in {time.perf_counter() - start:.1f} s")
 
 
