@@ -9,8 +9,10 @@ interpreter (as under pytest, where each gets a kernel: a notebook may configure
 """
 
 import linecache
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from unittest import SkipTest
@@ -38,6 +40,7 @@ def run_notebook(path):
     import matplotlib
 
     matplotlib.use("Agg")
+    os.chdir(tempfile.mkdtemp(prefix=f"floor-{path.stem}-"))  # as under pytest: files go to a temporary folder
     namespace = {"__name__": "__main__"}
     for index, cell in enumerate(jupytext.read(path).cells):
         if cell.cell_type == "code":
