@@ -85,7 +85,7 @@ class _SocketGuard:
 
     def check(self, address):
         host = address[0] if isinstance(address, tuple) else address
-        if isinstance(host, (bytes, str)) and str(host) in ("localhost", "::1") or str(host).startswith("127."):
+        if str(host) in ("localhost", "::1") or str(host).startswith("127."):
             if self.loopback:
                 return
             raise OSError("network blocked: this page did not opt into loopback (`network: loopback`)")
