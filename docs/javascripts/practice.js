@@ -1,37 +1,39 @@
 // Practice mode for pages with a "Quick answer": keep the quick answer visible, hide every other
 // section behind its own "Show" button, so a candidate can answer first and check after.
+// The toggle is in the HTML, hidden (hooks/weight.py); with practice mode off, this script only
+// reveals it, so a page load inserts nothing and costs no extra style recalculation.
 (() => {
-  const content = document.querySelector(".md-content__inner");
-  if (!content || !content.querySelector(":scope > h2#quick-answer")) return;
-  const sections = [];
-  let current = null;
-  for (const element of [...content.children]) {
-    if (element.tagName === "H2") {
-      current = element.id === "quick-answer" ? null : { heading: element, body: [] };
-      if (current) sections.push(current);
-    } else if (current) {
-      current.body.push(element);
+  const toggle = document.querySelector(".md-content__inner > button.tfv-practice");
+  if (!toggle) return;
+  let sections = null;
+  const collect = () => {  // the sections after the quick answer, each with a "Show" button
+    sections = [];
+    let current = null;
+    for (const element of [...toggle.parentElement.children]) {
+      if (element.tagName === "H2") {
+        current = element.id === "quick-answer" ? null : { heading: element, body: [] };
+        if (current) sections.push(current);
+      } else if (current) {
+        current.body.push(element);
+      }
     }
-  }
-  const toggle = document.createElement("button");
-  toggle.type = "button";
-  toggle.className = "md-button tfv-practice";
-  content.querySelector(":scope > h2#quick-answer").before(toggle);
-  for (const section of sections) {
-    section.show = document.createElement("button");
-    section.show.type = "button";
-    section.show.className = "md-button tfv-show";
-    section.show.textContent = "Show this section";
-    section.show.addEventListener("click", () => {
-      section.body.forEach((element) => { element.hidden = false; });
-      section.show.hidden = true;
-    });
-    section.heading.after(section.show);
-  }
+    for (const section of sections) {
+      section.show = document.createElement("button");
+      section.show.type = "button";
+      section.show.className = "md-button tfv-show";
+      section.show.textContent = "Show this section";
+      section.show.addEventListener("click", () => {
+        section.body.forEach((element) => { element.hidden = false; });
+        section.show.hidden = true;
+      });
+      section.heading.after(section.show);
+    }
+  };
   const apply = (on) => {
     toggle.setAttribute("aria-pressed", String(on));
     toggle.textContent = on ? "Practice mode is on: show everything" : "Practice mode: hide all but the quick answer";
-    for (const section of sections) {
+    if (on && !sections) collect();
+    for (const section of sections || []) {
       section.body.forEach((element) => { element.hidden = on; });
       section.show.hidden = !on;
     }
@@ -39,4 +41,5 @@
   };
   toggle.addEventListener("click", () => apply(toggle.getAttribute("aria-pressed") !== "true"));
   apply(localStorage.getItem("tfv-practice") === "1");
+  toggle.hidden = false;
 })();

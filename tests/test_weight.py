@@ -1,0 +1,39 @@
+"""hooks/weight.py: what it removes from a page, and what it must keep."""
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hooks"))
+import weight  # noqa: E402
+
+
+def page(uri):
+    return SimpleNamespace(file=SimpleNamespace(src_uri=uri))
+
+
+def test_markdown_code_keeps_meaningful_colours_and_gets_the_practice_button():
+    html = ('<pre><code><span class="k">def</span><span class="w"> </span><span class="nf">f</span>'
+            '<span class="p">(</span><span class="n">x</span><span class="p">):</span></code></pre>'
+            '<h2 id="quick-answer">Quick answer</h2>')
+    out = weight.on_page_content(html, page("qa/a.md"), None, None)
+    assert out == ('<pre><code><span class="k">def</span> <span class="nf">f</span>(x):</code></pre>'
+                   + weight.PRACTICE + '<h2 id="quick-answer">Quick answer</h2>'), out
+    assert weight.on_page_content(html, page("qa/nb.ipynb"), None, None) == html  # notebooks keep their own look
+
+
+def test_notebook_css_keeps_only_rules_that_can_match():
+    css = (".jupyter-wrapper .jp-Cell{color:red}"              # used: kept
+           ".jupyter-wrapper .jp-FileBrowser{color:blue}"      # JupyterLab's interface: dropped
+           ".jupyter-wrapper :root{--jp-x:1}"                  # can never match: dropped
+           ".jupyter-wrapper .jp-Cell:not(.jp-mod-x){margin:0}"  # a class under :not is not required: kept
+           "@media print{.jupyter-wrapper .jp-Cell{color:black}.jp-Toolbar{color:gray}}"
+           "@media screen{.jp-Toolbar{color:gray}}"             # empty once pruned: dropped
+           "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-y:2}")  # no class needed: kept
+    html = f'<style>{css}</style><div class="jupyter-wrapper"><div class="jp-Cell"></div></div>'
+    out = weight.on_post_page(html, page("qa/nb.ipynb"), None)
+    kept = out.split("<style>")[1].split("</style>")[0].split("\n")
+    assert kept == [".jupyter-wrapper .jp-Cell{color:red}", ".jupyter-wrapper .jp-Cell:not(.jp-mod-x){margin:0}",
+                    "@media print{.jupyter-wrapper .jp-Cell{color:black}}",
+                    "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-y:2}"], kept
+    assert weight.on_post_page(html, page("qa/a.md"), None) == html
