@@ -55,10 +55,12 @@ def main(paths):
     start = time.perf_counter()
     conftest.facts()  # as under pytest: devices are configured before any page runs
     for page in pages:
+        began = time.perf_counter()
         if page.suffix == ".py" and len(pages) > 1:  # a notebook may configure TensorFlow first: its own process
-            subprocess.run([sys.executable, __file__, str(page)], check=True)
+            subprocess.run([sys.executable, __file__, str(page)], check=True, stdout=subprocess.DEVNULL)
         else:
             (run_notebook if page.suffix == ".py" else run_markdown)(page)
+        print(f"{time.perf_counter() - began:7.1f} s  {page.relative_to(ROOT)}", flush=True)
     print(f"floor: {len(pages)} pages in {time.perf_counter() - start:.1f} s")
 
 

@@ -1,7 +1,10 @@
-"""make bench: the example suite four ways on this machine, each timed once, wall clock.
+"""make bench: the example suite four ways on this machine, wall clock.
 
 (a) pytest, serial; (b) pytest -n 2 --dist loadfile; (c) the floor: bench/floor.py, one process,
 no pytest; (d) a new interpreter per page (bench/floor.py <page>), as notebook runners do.
+The floor is timed before and after (a) and (b), and the ratios use the mean of the two: this
+machine's speed drifts by up to a quarter over the ~20 minutes of a run (we measured the same floor
+at 255 s and 328 s), and bracketing (a) and (b) cancels a steady drift.
 The last line is `serial/floor=X.XX parallel/floor=Y.YY`.
 """
 
@@ -28,8 +31,11 @@ def timed(label, commands):
 
 pages = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*")
                if p.suffix in (".md", ".py") and p.name != "index.md")
+before = timed("(c) floor: one process, no pytest", [[PY, "bench/floor.py"]])
 serial = timed("(a) pytest, serial", [PYTEST])
 parallel = timed("(b) pytest -n 2 --dist loadfile", [PYTEST + ["-n", "2", "--dist", "loadfile"]])
-floor = timed("(c) floor: one process, no pytest", [[PY, "bench/floor.py"]])
+after = timed("(c) floor again, after (a) and (b)", [[PY, "bench/floor.py"]])
+floor = (before + after) / 2
+print(f"{'(c) floor, mean of the two':<34} {floor:8.1f} s   (drift {100 * (after - before) / before:+.0f} %)")
 timed(f"(d) one process per page ({len(pages)})", [[PY, "bench/floor.py", page] for page in pages])
 print(f"serial/floor={serial / floor:.2f} parallel/floor={parallel / floor:.2f}")
