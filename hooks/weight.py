@@ -6,14 +6,15 @@ the whole page several times at load (palette, `no-js` -> `js`, code-block butto
 - Code blocks of Markdown pages keep colour for what carries meaning (keywords, strings, numbers,
   comments, builtins, function and class names) and drop the token spans for plain names (`n`:
   Material colours them with the code's own colour anyway), whitespace (`w`), operators (`o`) and
-  punctuation (`p`), which Material greys slightly; here they take the code's colour. That removes 70 % of the spans of a
-  code-heavy page: on /interview-questions/trace-lab/ 1,371 -> 455 spans; Lighthouse total blocking
-  time ~420 ms -> 180-300 ms, performance 0.89-0.90 -> 0.93-0.97 over a dozen runs.
+  punctuation (`p`), which Material greys slightly; here they take the code's colour. That removes
+  two thirds of the spans of a code-heavy page: on /interview-questions/trace-lab/ 1,371 -> 455;
+  Lighthouse total blocking time ~420 ms -> 180-300 ms, performance 0.89-0.90 -> 0.93-0.97 over a
+  dozen runs.
 - A notebook page keeps only the notebook CSS rules that can match it: mkdocs-jupyter inlines all of
   JupyterLab's stylesheet (575 kB, 3,188 rules) into every notebook page, and nearly all of it styles
   JupyterLab's own interface. A rule is kept when some selector in it names only classes the page uses
   and can match at all (mkdocs-jupyter prefixes every rule with `.jupyter-wrapper`, so its 87 kB of
-  `.jupyter-wrapper :root` and `.jupyter-wrapper body` rules never apply). 575 kB -> 38 kB.
+  `.jupyter-wrapper :root` and `.jupyter-wrapper body` rules never apply). 575 kB -> 36 kB.
 - The practice-mode button (docs/javascripts/practice.js) is in the HTML, hidden until the script
   shows it, so the script does not insert anything into the page at load.
 """
