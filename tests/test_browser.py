@@ -95,6 +95,40 @@ def test_search_finds_the_right_page(page, base_url):
     assert any("interview-questions/trace-lab/" in href for href in hrefs), hrefs
 
 
+INDEX = "/search/search_index.json"
+
+
+@pytest.mark.parametrize("way_in", ["shortcut", "click", "phone icon"])
+def test_search_index_loads_only_when_search_opens(page, base_url, way_in):
+    """overrides/main.html holds Material's index request until the reader opens search."""
+    requested = []
+    page.on("request", lambda request: requested.append(request.url) if request.url.endswith(INDEX) else None)
+    if way_in == "phone icon":
+        page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(base_url + "/interview-questions/trace-lab/")
+    page.wait_for_load_state("networkidle")
+    assert requested == [], "reading a page must not download the search index"
+    if way_in == "shortcut":
+        page.keyboard.press("/")
+    elif way_in == "click":
+        page.locator("input.md-search__input").click()
+    else:
+        page.locator("label.md-header__button[for=__search]").click()
+    page.keyboard.type("OperatorNotAllowedInGraphError")
+    results = page.locator(".md-search-result__link")
+    results.first.wait_for(timeout=15000)
+    assert len(requested) == 1, requested
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert any("interview-questions/model-subclassing/" in href for href in hrefs), hrefs
+
+
+def test_search_result_link_highlights_the_terms(page, base_url):
+    page.goto(base_url + "/interview-questions/trace-lab/?h=retracing")
+    marks = page.locator(".md-content mark[data-md-highlight]")
+    marks.first.wait_for(timeout=15000)
+    assert "retracing" in marks.first.inner_text().lower()
+
+
 def test_deep_link_lands_on_the_question(page, base_url):
     page.goto(base_url + "/interview-questions/trace-lab/#contract")
     heading = page.locator("h2#contract")
