@@ -56,22 +56,27 @@ best_linear_mse = float(np.mean((A @ coef - Y) ** 2))
 np.testing.assert_allclose(best_linear_mse, 0.25, atol=1e-6)
 
 
-def train(model, steps=200, lr=0.05):
-    """Full-batch Adam on XOR inside one tf.function (fast); returns the final MSE."""
-    optimizer = keras.optimizers.Adam(lr)
-    optimizer.build(model.trainable_variables)
+def train(*models, steps=200, lr=0.05):
+    """Full-batch Adam on XOR for each model, all inside one tf.function; returns the final MSEs.
+
+    One call traces once for all its models. (A new tf.function per model would retrace each time, and
+    from the fifth call TensorFlow would log its retracing warning.)"""
+    optimizers = [keras.optimizers.Adam(lr) for _ in models]
+    for model, optimizer in zip(models, optimizers, strict=True):
+        optimizer.build(model.trainable_variables)
     x, y = tf.constant(X), tf.constant(Y)
 
     @tf.function
     def run(n):
         for _ in tf.range(n):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(model(x) - y))
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-        return tf.reduce_mean(tf.square(model(x) - y))
+            for model, optimizer in zip(models, optimizers, strict=True):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return [tf.reduce_mean(tf.square(model(x) - y)) for model in models]
 
-    return float(run(tf.constant(steps)))
+    return [float(mse) for mse in run(tf.constant(steps))]
 
 
 def mlp(activation, seed=0):
@@ -83,7 +88,7 @@ def mlp(activation, seed=0):
 
 
 deep_linear = mlp(None)
-linear_mse = train(deep_linear)
+(linear_mse,) = train(deep_linear)
 assert linear_mse > 0.25 - 1e-4, linear_mse          # cannot beat the best affine map
 
 # Why: the three layers collapse into ONE affine map W x + b.
@@ -99,10 +104,9 @@ print(f"deep linear network: MSE {linear_mse:.4f} (best possible for any linear 
 # `relu(x1 + x2) - 2 * relu(x1 + x2 - 1)`.
 
 # %%
-for activation in ("relu", "tanh"):
-    for seed in range(2):
-        mse = train(mlp(activation, seed))
-        assert mse < 1e-3, (activation, seed, mse)
+runs = [(activation, seed) for activation in ("relu", "tanh") for seed in range(2)]
+for run, mse in zip(runs, train(*[mlp(activation, seed) for activation, seed in runs]), strict=True):
+    assert mse < 1e-3, (run, mse)
 
 by_hand = keras.Sequential([keras.Input(shape=(2,)),
                             keras.layers.Dense(2, activation="relu"),
@@ -202,7 +206,7 @@ plt.show()
 # 200 full-batch Adam steps. What final MSE do you expect: about 0, about 0.125, or about 0.25?
 
 # %%
-drill_mse = train(mlp(None, seed=1))
+(drill_mse,) = train(mlp(None, seed=1))
 
 # %% [markdown]
 # <details class="success"><summary>Answer</summary>
