@@ -239,9 +239,13 @@ class NotebookItem(pytest.Item):
         except CellExecutionError as error:
             cell = next(i for i, c in enumerate(notebook.cells) if c.get("outputs") and
                         any(o.get("output_type") == "error" for o in c.outputs))
-            raise NotebookCellError(self.path, _cell_line(self.path, cell), error) from None
+            raise NotebookCellError(self.path, _cell_line(self.path, cell), f"notebook cell raised\n{error}") from None
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+        for cell, output in ((i, o) for i, c in enumerate(notebook.cells) for o in c.get("outputs", [])):
+            if "WARNING:tensorflow" in output.get("text", ""):  # outputs are published as they are
+                raise NotebookCellError(self.path, _cell_line(self.path, cell), "notebook cell shows a TensorFlow "
+                                        f"warning on the page; fix its cause:\n{output['text'][:300]}")
         target = verification.EXECUTED / Path(verification.page_key(self.path)).with_suffix(".ipynb")
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, target)
@@ -257,8 +261,8 @@ class NotebookItem(pytest.Item):
 
 
 class NotebookCellError(Exception):
-    def __init__(self, path, line, error):
-        super().__init__(f"{path}:{line}: notebook cell raised\n{error}")
+    def __init__(self, path, line, message):
+        super().__init__(f"{path}:{line}: {message}")
 
 
 def _cell_line(path, index):

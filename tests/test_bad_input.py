@@ -39,6 +39,12 @@ def test_notebook_cell_that_raises_names_file_and_line(project):
     assert code == 1 and "docs/qa/nb.py:7: notebook cell raised" in out and "KeyError" in out, out
 
 
+def test_notebook_cell_that_shows_a_tensorflow_warning_names_file_and_line(project):
+    code, out = pytest_page(project, "nb.py", "# %%\nimport tensorflow as tf\n\n# %%\n"
+                            "tf.get_logger().warning('retracing')\n")
+    assert code == 1 and "docs/qa/nb.py:4: notebook cell shows a TensorFlow warning" in out, out
+
+
 def test_require_gpu_without_gpu_fails_at_once(project):
     code, out = pytest_page(project, "g.md", "# G\n\n```python\nx = 1\n```\n", REQUIRE_GPU="1")
     assert code == 3 and "REQUIRE_GPU=1 but TensorFlow sees no GPU" in out, out
