@@ -3,10 +3,10 @@
 
 import functools
 import http.server
-import json
 import os
 import threading
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -161,6 +161,15 @@ def test_practice_mode_hides_all_but_the_quick_answer(page, base_url):
     assert detail.is_visible()
 
 
+@pytest.mark.parametrize("kind", ["question", "notebook"])
+def test_title_uses_the_width_on_a_phone(page, base_url, kind):
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(base_url + PAGE_TYPES[kind])
+    title = page.locator(".md-content h1").first.bounding_box()
+    content = page.locator(".md-content__inner").bounding_box()
+    assert title["width"] > 0.8 * content["width"], f"the title is squeezed: {title['width']:.0f} of {content['width']:.0f} px"
+
+
 def test_light_dark_toggle_switches(page, base_url):
     page.goto(base_url + "/")
     scheme = "document.body.getAttribute('data-md-color-scheme')"
@@ -177,8 +186,9 @@ def test_notebook_page_shows_its_plot_and_download(page, base_url):
     assert image.get_attribute("src").startswith("data:image/png"), "the chart is not an embedded PNG"
     assert image.evaluate("img => img.naturalWidth") > 300
     download = page.locator("a", has_text="Download the executed notebook")
-    href = download.get_attribute("href")
-    notebook = json.loads((SITE / "interview-questions/one-trace-not-faster" / href.rsplit("/", 1)[-1]).read_text())
+    response = page.request.get(urljoin(page.url, download.get_attribute("href")))  # as the browser resolves it
+    assert response.ok, f"the download link is broken: {response.url} {response.status}"
+    notebook = response.json()
     assert any(o.get("output_type") == "display_data" for c in notebook["cells"] for o in c.get("outputs", [])), \
         "the downloadable notebook has no outputs"
 
