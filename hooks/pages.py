@@ -1,7 +1,9 @@
-"""MkDocs hook: front matter for notebook pages, and the generated page list on each section index.
+"""MkDocs hook: front matter and H2 links for notebook pages, and the page list on each section index.
 
 A notebook page (docs/<section>/<slug>.py) starts with a jupytext YAML header holding the same
-`description:` and `tags:` a Markdown page has in its front matter. A section index contains the marker
+`description:` and `tags:` a Markdown page has in its front matter. Its H2s are written
+`<h2 id="...">`, which mkdocs-jupyter leaves out of the table of contents and without a permalink;
+this hook adds both, as a Markdown page has them. A section index contains the marker
 `<!-- pages -->`, replaced by a table of the section's pages grouped by topic.
 """
 
@@ -10,12 +12,14 @@ import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
+from mkdocs.structure.toc import get_toc
 
 sys.path.insert(0, str(Path(__file__).parent))
 from verification import front_matter  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 LEVELS = ["easy", "medium", "hard"]
+H2 = re.compile(r'<h2 id="([^"]+)">(.*?)</h2>')
 
 
 @event_priority(100)  # before the tags plugin reads page.meta
@@ -26,6 +30,15 @@ def on_page_markdown(markdown, page, config, files):
     if "<!-- pages -->" in markdown:
         markdown = markdown.replace("<!-- pages -->", _table(Path(page.file.abs_src_path).parent))
     return markdown
+
+
+def on_page_content(html, page, config, files):
+    if not page.file.src_uri.endswith(".ipynb"):
+        return html
+    headings = H2.findall(html)
+    page.toc = get_toc([{"level": 2, "id": id, "name": re.sub(r"<[^>]+>", "", name), "children": []}
+                        for id, name in headings])
+    return H2.sub(r'<h2 id="\1">\2<a class="headerlink" href="#\1" title="Permanent link">&para;</a></h2>', html)
 
 
 def _table(section):

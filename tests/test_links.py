@@ -54,6 +54,19 @@ def test_every_h2_has_an_explicit_id():
         assert not re.search(r"^# ## ", text, re.M), f"{notebook.relative_to(ROOT)}: write H2s as <h2 id=...>"
 
 
+def test_every_h2_has_a_permalink_and_a_toc_entry():
+    pages = [html for html in SITE.glob("*/*/index.html") if html.parent.parent.name != "tags"]
+    assert len(pages) >= 40, "site/ is incomplete: run `make site` first"
+    for html in pages:
+        text = html.read_text(encoding="utf-8")
+        article = text.split('<article class="md-content__inner', 1)[-1]
+        toc = text.split('data-md-component="toc"', 1)[-1].split('<div class="md-content"', 1)[0]
+        for anchor in H2.findall(article):
+            where = f"{html.relative_to(SITE).parent}/#{anchor}"
+            assert f'<a class="headerlink" href="#{anchor}"' in article, f"{where}: the H2 has no permalink"
+            assert f'href="#{anchor}"' in toc, f"{where}: the H2 is not in the table of contents"
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--update"]:
     REGISTRY.write_text("".join(f"{link}\n" for link in sorted(published() | set(REGISTRY.read_text().split())
                                                                    if REGISTRY.exists() else published())))
