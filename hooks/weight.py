@@ -31,9 +31,8 @@ PRACTICE = '<button type="button" class="md-button tfv-practice" hidden>Practice
 
 
 def on_page_content(html, page, config, files):
-    if page.file.src_uri.endswith(".ipynb"):  # JupyterLab's own highlighting; headings sit inside cells
-        return html
-    html = PLAIN_SPANS.sub(r"\1", html)
+    if not page.file.src_uri.endswith(".ipynb"):  # a notebook keeps JupyterLab's own highlighting
+        html = PLAIN_SPANS.sub(r"\1", html)
     return html.replace('<h2 id="quick-answer">', PRACTICE + '<h2 id="quick-answer">', 1)
 
 

@@ -161,6 +161,16 @@ def test_practice_mode_hides_all_but_the_quick_answer(page, base_url):
     assert detail.is_visible()
 
 
+def test_practice_mode_on_a_notebook_page_hides_cells_too(page, base_url):
+    page.goto(base_url + PAGE_TYPES["notebook"])
+    quick = page.locator("h2#quick-answer + p")
+    chart = page.locator(".jp-Cell").filter(has=page.locator("img")).first  # a code cell of the chart section
+    page.locator("button.tfv-practice").click()
+    assert quick.is_visible() and not chart.is_visible(), "practice mode must hide the notebook's later cells"
+    page.locator("h2#chart + button.tfv-show").click()
+    assert chart.is_visible(), "Show this section must reveal the section's cells"
+
+
 @pytest.mark.parametrize("kind", ["question", "notebook"])
 def test_title_uses_the_width_on_a_phone(page, base_url, kind):
     page.set_viewport_size({"width": 390, "height": 800})

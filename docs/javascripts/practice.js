@@ -3,13 +3,21 @@
 // The toggle is in the HTML, hidden (hooks/weight.py); with practice mode off, this script only
 // reveals it, so a page load inserts nothing and costs no extra style recalculation.
 (() => {
-  const toggle = document.querySelector(".md-content__inner > button.tfv-practice");
+  const toggle = document.querySelector(".md-content__inner button.tfv-practice");
   if (!toggle) return;
   let sections = null;
+  const blocks = () => {  // the page's blocks in reading order; a notebook's Markdown cells are opened up
+    const notebook = document.querySelector(".md-content__inner .jp-Notebook");
+    if (!notebook) return [...toggle.parentElement.children];
+    return [...notebook.children].flatMap((cell) => {
+      const markdown = cell.querySelector(".jp-RenderedMarkdown");
+      return markdown ? [...markdown.children] : [cell];
+    });
+  };
   const collect = () => {  // the sections after the quick answer, each with a "Show" button
     sections = [];
     let current = null;
-    for (const element of [...toggle.parentElement.children]) {
+    for (const element of blocks()) {
       if (element.tagName === "H2") {
         current = element.id === "quick-answer" ? null : { heading: element, body: [] };
         if (current) sections.push(current);
