@@ -138,6 +138,26 @@ def test_deep_link_lands_on_the_question(page, base_url):
     assert 0 <= top < 200, f"the #contract heading is at {top}px, not at the top of the viewport"
 
 
+@pytest.mark.parametrize("kind", ["question", "notebook"])
+def test_heading_permalink_shows_on_hover_and_on_touch_screens(browser, base_url, kind):
+    desktop = browser.new_page()
+    desktop.goto(base_url + PAGE_TYPES[kind])
+    link = desktop.locator("h2#quick-answer a.headerlink")
+    assert link.evaluate("a => getComputedStyle(a).opacity") == "0"
+    desktop.locator("h2#quick-answer").hover()
+    desktop.wait_for_timeout(400)  # Material fades it in
+    assert link.evaluate("a => getComputedStyle(a).opacity") == "1", "the permalink must show on hover"
+    link.click()
+    assert desktop.url.endswith(PAGE_TYPES[kind] + "#quick-answer"), desktop.url
+    desktop.close()
+    phone = browser.new_context(viewport={"width": 390, "height": 800}, is_mobile=True, has_touch=True).new_page()
+    phone.goto(base_url + PAGE_TYPES[kind])
+    assert phone.evaluate("matchMedia('(hover: none)').matches")
+    opacity = phone.locator("h2#quick-answer a.headerlink").evaluate("a => getComputedStyle(a).opacity")
+    assert opacity == "1", "a touch screen has no hover: the permalink must always show"
+    phone.context.close()
+
+
 def test_copy_button_copies_the_code(page, base_url):
     page.goto(base_url + "/interview-questions/trace-lab/")
     block = page.locator(".highlight").filter(has_text="def raises_type_error").first
