@@ -1,10 +1,11 @@
-"""MkDocs hook: front matter and H2 links for notebook pages, and the page list on each section index.
+"""MkDocs hook: front matter and H2 links for notebook pages, checklists, section page lists.
 
 A notebook page (docs/<section>/<slug>.py) starts with a jupytext YAML header holding the same
 `description:` and `tags:` a Markdown page has in its front matter. Its H2s are written
 `<h2 id="...">`, which mkdocs-jupyter leaves out of the table of contents and without a permalink;
-this hook adds both, as a Markdown page has them. A section index contains the marker
-`<!-- pages -->`, replaced by a table of the section's pages grouped by topic.
+this hook adds both, as a Markdown page has them. Checklists look the same on both kinds of page.
+A section index contains the marker `<!-- pages -->`, replaced by a table of the section's pages
+grouped by topic.
 """
 
 import re
@@ -20,6 +21,9 @@ from verification import front_matter  # noqa: E402
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 LEVELS = ["easy", "medium", "hard"]
 H2 = re.compile(r'<h2 id="([^"]+)">(.*?)</h2>')
+# A checklist item, `- [ ] ...`: Markdown leaves "[ ]" as text, a notebook renders a disabled checkbox with no
+# label (axe: critical). Both become one list style with a box drawn by CSS (site.css).
+CHECK = re.compile(r'<li>\[ \] |<li class="task-list-item"><input class="task-list-item-checkbox" disabled="" type="checkbox"/>')
 
 
 @event_priority(100)  # before the tags plugin reads page.meta
@@ -33,6 +37,7 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_page_content(html, page, config, files):
+    html = CHECK.sub('<li class="tfv-check">', html)
     if not page.file.src_uri.endswith(".ipynb"):
         return html
     headings = H2.findall(html)
