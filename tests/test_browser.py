@@ -111,6 +111,8 @@ def test_search_index_loads_only_when_search_opens(page, base_url, way_in):
     if way_in == "shortcut":
         page.keyboard.press("/")
     elif way_in == "click":
+        with page.expect_request(lambda request: request.url.endswith(INDEX)):
+            page.locator("input.md-search__input").hover()  # reaching for search starts the download
         page.locator("input.md-search__input").click()
     else:
         page.locator("label.md-header__button[for=__search]").click()
