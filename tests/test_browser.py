@@ -146,9 +146,9 @@ def test_heading_permalink_shows_on_hover_and_on_touch_screens(browser, base_url
     desktop.goto(base_url + PAGE_TYPES[kind])
     link = desktop.locator("h2#quick-answer a.headerlink")
     assert link.evaluate("a => getComputedStyle(a).opacity") == "0"
-    desktop.locator("h2#quick-answer").hover()
-    desktop.wait_for_timeout(400)  # Material fades it in
-    assert link.evaluate("a => getComputedStyle(a).opacity") == "1", "the permalink must show on hover"
+    desktop.locator("h2#quick-answer").hover()  # Material fades it in
+    desktop.wait_for_function("a => getComputedStyle(a).opacity === '1'", arg=link.element_handle(),
+                              timeout=5000)  # raises if the permalink never shows on hover
     link.click()
     assert desktop.url.endswith(PAGE_TYPES[kind] + "#quick-answer"), desktop.url
     desktop.close()
