@@ -59,8 +59,8 @@ np.testing.assert_allclose(best_linear_mse, 0.25, atol=1e-6)
 def train(*models, steps=200, lr=0.05):
     """Full-batch Adam on XOR for each model, all inside one tf.function; returns the final MSEs.
 
-    One call traces once for all its models. (A new tf.function per model would retrace each time, and
-    from the fifth call TensorFlow would log its retracing warning.)"""
+    One call traces once for all its models, instead of once per model (a new tf.function per model would
+    trace every time: see the retracing-storm page)."""
     optimizers = [keras.optimizers.Adam(lr) for _ in models]
     for model, optimizer in zip(models, optimizers, strict=True):
         optimizer.build(model.trainable_variables)
