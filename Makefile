@@ -27,12 +27,12 @@ test: examples site checks      ## everything CI runs: examples, publish build, 
 
 examples: $(BIN)/.installed     ## run every example; writes build/report/ and build/executed/
 	rm -rf build/report/cpu build/executed
-	$(BIN)/pytest docs -n $(WORKERS) --dist loadfile
+	tests/offline.sh $(BIN)/pytest docs -n $(WORKERS) --dist loadfile
 
 examples-gpu: $(BIN)/.installed ## the GPU runner: add the CUDA libraries, require a GPU, run every example
 	$(BIN)/pip install --quiet -r requirements-gpu.lock
 	rm -rf build/report/gpu
-	REQUIRE_GPU=1 $(BIN)/pytest docs -n $(WORKERS) --dist loadfile
+	REQUIRE_GPU=1 tests/offline.sh $(BIN)/pytest docs -n 1
 
 site: $(BIN)/.installed         ## the publish build: refuses unverified pages, then checks every link offline
 	rm -rf site

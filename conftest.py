@@ -4,7 +4,9 @@ Contributors: run one page with `pytest docs/<section>/<slug>.md` (whole pages o
 blocks of a page share one namespace and run in order). See CONTRIBUTING.md.
 """
 
+import ast
 import datetime
+import ipaddress
 import os
 import platform
 import re
@@ -13,20 +15,21 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import warnings
 from pathlib import Path
 
+import psutil
 import pytest
+import verification  # hooks/verification.py (pyproject: pythonpath), shared with the site build
 from sybil import Sybil
 from sybil.evaluators.python import PythonEvaluator, pad
 from sybil.integration.pytest import SybilItem
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
-sys.path.insert(0, str(Path(__file__).parent / "hooks"))
-import verification  # noqa: E402  (hooks/verification.py, shared with the site build)
-
 ROOT = verification.ROOT
-PYTHON_FENCES = ("python", "py", "pycon")  # also what tests/test_census.py calls Python
-INCLUDE_LINE = re.compile(r"""^\s*--8<--\s+["']([^"']+)["']\s*$""")
+INCLUDE_LINE = re.compile(r"""^(?P<indent>[ \t]*)--8<--\s+["'](?P<spec>[^"']+)["']\s*$""")
+REFUSED_TAGS = {"skip-execution", "raises-exception"}  # nbclient would skip the cell, or let it raise
 
 
 # --- Which machine is this? -------------------------------------------------------------
@@ -61,7 +64,7 @@ def _device_facts():
         "device": "gpu" if gpus else "cpu",
         "gpu_model": model,
         "versions": {"tensorflow": tf.__version__, "keras": keras.__version__, "python": platform.python_version()},
-        "commit": commit or "unknown",
+        "commit": commit if re.fullmatch("[0-9a-f]{40}", commit) else "unknown",
         "date": datetime.date.today().isoformat(),
     }
 
@@ -74,51 +77,111 @@ def pytest_sessionstart(session):
         _gpus()  # fail at once, before collecting anything
 
 
-# --- Per page: a namespace, a temporary working folder, no network ----------------------
+# --- Per page: a namespace, a temporary working folder, no network, no leaks -------------
 
 class _SocketGuard:
-    """Refuse every connection; with `network: loopback` in a page's front matter, allow 127.0.0.0/8 and ::1."""
+    """Refuse every connection and datagram; with `network: loopback` in a page's front matter, allow
+    addresses that resolve to loopback (127.0.0.0/8, ::1). The outer wall is the network namespace the
+    Makefile runs examples in (only loopback exists there); this guard is the inner one."""
+
+    CALLS = {"connect": 0, "connect_ex": 0, "sendto": -1, "sendmsg": 3}  # method: index of the address argument
 
     def __init__(self, loopback):
         self.loopback = loopback
-        self.saved = {name: getattr(socket.socket, name) for name in ("connect", "connect_ex", "sendto")}
+        self.saved = {name: getattr(socket.socket, name) for name in self.CALLS}
 
-    def check(self, address):
-        host = address[0] if isinstance(address, tuple) else address
-        if str(host) in ("localhost", "::1") or str(host).startswith("127."):
-            if self.loopback:
-                return
+    def check(self, sock, address):
+        if sock.family == getattr(socket, "AF_UNIX", None):
+            return  # a local file path (kernel plumbing), not the network
+        if address is None:
+            raise OSError("network blocked in examples: a datagram without an address")
+        host = address[0]
+        try:
+            resolved = {info[4][0] for info in socket.getaddrinfo(host, None)}
+        except OSError:
+            resolved = set()
+        loopback = bool(resolved) and all(ipaddress.ip_address(ip.split("%")[0]).is_loopback for ip in resolved)
+        if not loopback:
+            raise OSError(f"network blocked in examples: refused {address!r}")
+        if not self.loopback:
             raise OSError("network blocked: this page did not opt into loopback (`network: loopback`)")
-        if isinstance(address, (str, bytes)):  # AF_UNIX paths (e.g. kernel plumbing) are local
-            return
-        raise OSError(f"network blocked in examples: refused {address!r}")
 
     def install(self):
-        def wrap(original, address_index):
-            def guarded(sock, *args):
-                self.check(args[address_index])
-                return original(sock, *args)
-            return guarded
-
-        socket.socket.connect = wrap(self.saved["connect"], 0)
-        socket.socket.connect_ex = wrap(self.saved["connect_ex"], 0)
-        socket.socket.sendto = wrap(self.saved["sendto"], -1)
+        for name, index in self.CALLS.items():
+            def guarded(sock, *args, _original=self.saved[name], _index=index):
+                self.check(sock, args[_index] if len(args) > abs(_index) - (_index < 0) else None)
+                return _original(sock, *args)
+            setattr(socket.socket, name, guarded)
 
     def remove(self):
         for name, original in self.saved.items():
             setattr(socket.socket, name, original)
 
 
+def _globals():
+    """Process-wide switches a page may flip; teardown puts back what setup saw."""
+    import keras
+    import tensorflow as tf
+
+    return {
+        "environment": dict(os.environ),
+        "warning filters": list(warnings.filters),
+        "keras dtype policy": keras.config.dtype_policy().name,
+        "keras floatx": keras.config.floatx(),
+        "functions run eagerly": tf.config.functions_run_eagerly(),
+        "soft device placement": tf.config.get_soft_device_placement(),
+        "XLA auto-jit": tf.config.optimizer.get_jit(),
+    }
+
+
+def _restore(saved):
+    import keras
+    import tensorflow as tf
+
+    os.environ.clear()
+    os.environ.update(saved["environment"])
+    warnings.filters[:] = saved["warning filters"]
+    keras.config.set_dtype_policy(saved["keras dtype policy"])
+    keras.config.set_floatx(saved["keras floatx"])
+    tf.config.run_functions_eagerly(saved["functions run eagerly"])
+    tf.config.set_soft_device_placement(saved["soft device placement"])
+    tf.config.optimizer.set_jit(saved["XLA auto-jit"])
+
+
+def _seed():
+    """Every page starts from the same random state, whatever ran before it on this worker."""
+    import keras
+
+    keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow
+
+
+def _leaks(threads_before):
+    """Threads and child processes a page started and left running (detected, then ended)."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        found.append(f"child process {child.pid} ({' '.join(child.cmdline()[:3])})")
+        child.kill()
+    for thread in set(threading.enumerate()) - threads_before:
+        thread.join(timeout=2)
+        if thread.is_alive():
+            found.append(f"thread {thread.name!r}")
+    return found
+
+
 def setup(namespace):
     page = Path(namespace["__file__"])
+    facts()
     guard = _SocketGuard(loopback=verification.front_matter(page)[0].get("network") == "loopback")
-    guard.install()
     workdir = tempfile.mkdtemp(prefix=f"tfv-{page.stem}-")
-    namespace.update(HAS_GPU=facts()["device"] == "gpu", ROOT=ROOT, record=record, _guard=guard, _cwd=os.getcwd())
+    namespace.update(HAS_GPU=FACTS["device"] == "gpu", ROOT=ROOT, record=record, _guard=guard, _cwd=os.getcwd(),
+                     _globals=_globals(), _threads=set(threading.enumerate()))
+    _seed()
+    guard.install()
     os.chdir(workdir)  # examples write only here
 
 
 RECORDED = []  # named results of the example running now
+RAN = []  # digests of the code the example running now executed
 
 
 def record(name, value, *, rtol=1e-6, atol=0.0):
@@ -128,20 +191,25 @@ def record(name, value, *, rtol=1e-6, atol=0.0):
 
 
 def teardown(namespace):
+    import keras
+
     namespace["_guard"].remove()
     workdir = os.getcwd()
     os.chdir(namespace["_cwd"])
     shutil.rmtree(workdir, ignore_errors=True)
-    import keras
-
     keras.backend.clear_session()
+    _restore(namespace["_globals"])
+    leaks = _leaks(namespace["_threads"])
+    if leaks:
+        raise RuntimeError(f"{verification.page_key(namespace['__file__'])}: the page left running: {', '.join(leaks)}")
 
 
-# --- Python blocks: Material-style fences and --8<-- includes ---------------------------
+# --- Python blocks: every fence Pygments shows as Python, --8<-- includes, reasoned skips ---
 
 class IncludingEvaluator(PythonEvaluator):
-    """Runs a block line by line-group; a `--8<-- "file:section"` line is expanded by pymdownx
-    itself (configured from mkdocs.yml) and compiled under the snippet's own file name and line."""
+    """Runs a block; a `--8<-- "file:section"` line is expanded by pymdownx itself (configured from
+    mkdocs.yml) and compiled under the snippet's own file name and line. Records the digest of the code
+    as the page shows it, which is how the build matches a rendered block to its execution."""
 
     _snippets = None
 
@@ -157,38 +225,43 @@ class IncludingEvaluator(PythonEvaluator):
             cls._snippets = md.preprocessors["snippet"]
         return "\n".join(cls._snippets.run([f'--8<-- "{spec}"'])) + "\n"
 
-    def __call__(self, example):
-        __tracebackhide__ = True
-        chunks, start, lines = [], 0, str(example.parsed).splitlines(keepends=True)
+    @classmethod
+    def shown(cls, example):
+        """(code as the reader sees it, [(source, filename) chunks to compile])."""
+        chunks, shown, start = [], [], 0
+        lines = str(example.parsed).splitlines(keepends=True)
         first_line = example.line + example.parsed.line_offset
         for i, line in enumerate(lines + [None]):
             match = INCLUDE_LINE.match(line) if line is not None else None
             if match or line is None:
                 if i > start:
-                    chunks.append((pad("".join(lines[start:i]), first_line + start), example.path))
+                    chunks.append((pad("".join(lines[start:i]), first_line + start), str(example.path)))
+                    shown.append("".join(lines[start:i]))
                 if match:
-                    chunks.append(self.snippet(match.group(1)))
+                    path, text = ROOT / match["spec"].split(":")[0], cls.expand(match["spec"])
+                    offset = path.read_text(encoding="utf-8").find(text)
+                    line_no = path.read_text(encoding="utf-8")[:offset].count("\n") if offset >= 0 else 0
+                    chunks.append((pad(text, line_no), str(path)))
+                    shown.append("".join(match["indent"] + part for part in text.splitlines(keepends=True)))
                 start = i + 1
+        return "".join(shown), chunks
+
+    def __call__(self, example):
+        __tracebackhide__ = True
+        code, chunks = self.shown(example)
         for source, filename in chunks:
             exec(compile(source, filename, "exec", flags=self.flags, dont_inherit=True), example.namespace)
         example.namespace.pop("__builtins__", None)
-
-    def snippet(self, spec):
-        path = ROOT / spec.split(":")[0]
-        text = self.expand(spec)
-        offset = path.read_text(encoding="utf-8").find(text)
-        line = path.read_text(encoding="utf-8")[:offset].count("\n") if offset >= 0 else 0
-        return pad(text, line), str(path)
+        RAN.append(verification.digest(code))
 
 
 class MaterialFenceParser(CodeBlockParser):
-    """Sybil's stock parser runs only fences whose info string is exactly `python`; Material
-    pages also write ```py, ```python title="…" and ```python hl_lines="2"."""
+    """Sybil's stock parser runs only fences whose info string is exactly `python`; this one runs every
+    fence Pygments highlights as Python: ```py, ```python3, ```python title="…", ``` {.python hl_lines="2"}."""
 
     def __call__(self, document):
         for region in self.lexers(document):
-            words = region.lexemes["arguments"].split()
-            if words and words[0] in PYTHON_FENCES:
+            if verification.is_python(region.lexemes["arguments"]):
                 region.parsed = region.lexemes["source"]
                 region.evaluator = self._evaluator
                 yield region
@@ -202,6 +275,37 @@ class PythonParser(PythonCodeBlockParser):
         self.codeblock_parser = MaterialFenceParser("python", IncludingEvaluator())
 
 
+class ReasonedSkipParser(SkipParser):
+    """Sybil's skip directive, accepted only as `skip: next "reason"` or `skip: next if(cond, reason="...")`:
+    a skip without a reason would pass silently, and a `start`...`end` range would hide blocks that show no label."""
+
+    def __call__(self, document):
+        for region in super().__call__(document):
+            action, argument = region.parsed
+            problem = _skip_problem(action, argument)
+            if problem:
+                line = document.text.count("\n", 0, region.start) + 1
+                raise ValueError(f"{verification._rel(document.path)}:{line}: {problem}")
+            yield region
+
+
+def _skip_problem(action, argument):
+    if action != "next":
+        return f"`skip: {action}` is not allowed: put `skip: next \"reason\"` above each block to skip"
+    try:
+        expression = ast.parse((argument or "").strip().replace("if(", "if_(", 1), mode="eval").body
+    except SyntaxError:
+        return f"cannot read the skip's reason: {argument!r}"
+    if isinstance(expression, ast.Call) and getattr(expression.func, "id", "") == "if_":
+        reasons = [k.value for k in expression.keywords if k.arg == "reason"] + expression.args[1:2]
+        reason = reasons[0] if len(reasons) == 1 else None
+    else:
+        reason = expression
+    if not (isinstance(reason, ast.Constant) and isinstance(reason.value, str) and reason.value.strip()):
+        return 'a skip needs a written reason: `skip: next "why"` or `skip: next if(not HAS_GPU, reason="why")`'
+    return None
+
+
 def page_path(document):
     """Not a parser: records the page path so `setup` can read the page's front matter."""
     document.namespace["__file__"] = document.path
@@ -209,13 +313,32 @@ def page_path(document):
 
 
 sybil = Sybil(
-    parsers=[page_path, PythonParser(), SkipParser()],
+    parsers=[page_path, PythonParser(), ReasonedSkipParser()],
     path="docs",
     patterns=["*.md"],
     setup=setup,
     teardown=teardown,
 )
 _collect_markdown = sybil.pytest()
+
+
+def _lint_skipped(item):
+    """A block that does not run here (a GPU-only block on the CPU runner) is still compiled and checked
+    for undefined names against the page's namespace, so the GPU run cannot fail on a typo."""
+    code, chunks = IncludingEvaluator.shown(item.example)
+    for source, filename in chunks:
+        compile(source, filename, "exec", dont_inherit=True)
+    known = sorted(set(item.example.namespace) | {"__file__"})
+    page = verification._rel(item.example.path)
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "ruff"), "check", "--no-cache", "--isolated", "--output-format", "concise",
+         "--select", "F821,F822,F823,E9", "--config", f"builtins = {known!r}".replace("'", '"'),
+         "--stdin-filename", "block.py", "-"],  # a .md name would make ruff read Markdown
+        input=pad(code, item.example.line + item.example.parsed.line_offset), capture_output=True, text=True)
+    if result.returncode != 0:
+        found = (result.stdout.strip() or result.stderr.strip()).replace("block.py:", f"{page}:")
+        raise SyntaxError(f"skipped block does not lint:\n{found}")
+    return verification.digest(code)
 
 
 # --- Notebook pages: jupytext percent .py files, executed once, outputs kept -------------
@@ -225,31 +348,46 @@ class NotebookItem(pytest.Item):
         import jupytext
         import nbformat
         from nbclient import NotebookClient
-        from nbclient.exceptions import CellExecutionError
+        from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
         notebook = jupytext.read(self.path)
         if notebook.cells and notebook.cells[0].cell_type == "raw" and notebook.cells[0].source.startswith("---"):
             notebook.cells.pop(0)  # the page's front matter (description, tags): page metadata, not content
+        lines = _cell_lines(self.path, len(notebook.cells))
+        for index, cell in enumerate(notebook.cells):
+            refused = REFUSED_TAGS & set(cell.metadata.get("tags", []))
+            if refused or cell.cell_type == "raw":
+                what = f"is tagged {sorted(refused)}" if refused else "is a raw cell"
+                raise NotebookCellError(self.path, lines[index], f"cell {what}: every cell of a page must run and pass")
         notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         workdir = tempfile.mkdtemp(prefix=f"tfv-{self.path.stem}-")
+        current = [0]
         client = NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False,
-                                resources={"metadata": {"path": workdir}})
+                                resources={"metadata": {"path": workdir}},
+                                on_cell_start=lambda cell, cell_index: current.__setitem__(0, cell_index))
         try:
             client.execute()
         except CellExecutionError as error:
-            cell = next(i for i, c in enumerate(notebook.cells) if c.get("outputs") and
-                        any(o.get("output_type") == "error" for o in c.outputs))
-            raise NotebookCellError(self.path, _cell_line(self.path, cell), f"notebook cell raised\n{error}") from None
+            raise NotebookCellError(self.path, lines[current[0]], f"notebook cell raised\n{error}") from None
+        except CellTimeoutError:
+            raise NotebookCellError(self.path, lines[current[0]], "notebook cell timed out (300 s)") from None
+        except DeadKernelError as error:
+            raise NotebookCellError(self.path, lines[current[0]], f"the kernel died in this cell: {error}") from None
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-        for cell, output in ((i, o) for i, c in enumerate(notebook.cells) for o in c.get("outputs", [])):
-            if "WARNING:tensorflow" in output.get("text", ""):  # outputs are published as they are
-                raise NotebookCellError(self.path, _cell_line(self.path, cell), "notebook cell shows a TensorFlow "
-                                        f"warning on the page; fix its cause:\n{output['text'][:300]}")
-        target = verification.EXECUTED / Path(verification.page_key(self.path)).with_suffix(".ipynb")
+        for index, cell in enumerate(notebook.cells):
+            if cell.cell_type == "code" and cell.source.strip() and cell.get("execution_count") is None:
+                raise NotebookCellError(self.path, lines[index], "cell did not run")
+            for output in cell.get("outputs", []):
+                if "WARNING:tensorflow" in output.get("text", ""):  # outputs are published as they are
+                    raise NotebookCellError(self.path, lines[index], "notebook cell shows a TensorFlow warning on "
+                                            f"the page; fix its cause:\n{output['text'][:300]}")
+        target = verification.executed_notebook(verification.page_key(self.path))
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, target)
-        self.user_properties.append(("cells", sum(c.cell_type == "code" for c in notebook.cells)))
+        ran = [c for c in notebook.cells if c.cell_type == "code" and c.get("execution_count") is not None]
+        self.user_properties += [("cells", len(ran)), ("ran", [verification.digest(c.source) for c in ran]),
+                                 ("notebook", verification.file_digest(target))]
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, NotebookCellError):
@@ -262,13 +400,19 @@ class NotebookItem(pytest.Item):
 
 class NotebookCellError(Exception):
     def __init__(self, path, line, message):
-        super().__init__(f"{path}:{line}: {message}")
+        super().__init__(f"{verification._rel(path)}:{line}: {message}")
 
 
-def _cell_line(path, index):
-    """Line of the index-th `# %%` cell marker in a jupytext percent file (1-based)."""
-    markers = [n for n, line in enumerate(Path(path).read_text().splitlines(), 1) if line.startswith("# %%")]
-    return markers[index] if index < len(markers) else 1
+def _cell_lines(path, count):
+    """The line where each cell starts in a jupytext percent file (1-based): code before the first
+    `# %%` marker, when jupytext made a cell of it, starts at its own first line."""
+    text = Path(path).read_text(encoding="utf-8").splitlines()
+    markers = [n for n, line in enumerate(text, 1) if line.startswith("# %%")]
+    if count > len(markers):
+        header = re.match(r"# ---\n(?:#.*\n)*?# ---\n", "\n".join(text) + "\n")
+        skip = header.group(0).count("\n") if header else 0
+        markers.insert(0, next(n for n, line in enumerate(text, 1) if n > skip and line.strip()))
+    return markers + [1] * (count - len(markers))
 
 
 class NotebookFile(pytest.File):
@@ -276,41 +420,96 @@ class NotebookFile(pytest.File):
         yield NotebookItem.from_parent(self, name=self.path.name)
 
 
-def _is_notebook(path):
-    return path.suffix == ".py" and verification.DOCS in path.parents
+class BrokenPage(pytest.Item):
+    """A page whose front matter cannot be read: it fails on its own; every other page still runs and reports."""
+
+    def __init__(self, *, problem, **kwargs):
+        super().__init__(**kwargs)
+        self.problem = problem
+
+    def runtest(self):
+        raise ValueError(self.problem)
+
+    def repr_failure(self, excinfo, style=None):
+        return self.problem
+
+    def reportinfo(self):
+        return self.path, 0, "front matter"
+
+
+def _is_page(path):
+    return path.suffix in (".md", ".py") and verification.DOCS in path.parents
+
+
+def _front_matter_problem(path):
+    try:
+        verification.front_matter(path)
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 def pytest_collect_file(file_path, parent):
-    if _is_notebook(file_path):  # named on the command line, pytest's Python plugin asks the hook below
-        return None if parent.session.isinitpath(file_path) else NotebookFile.from_parent(parent, path=file_path)
-    return _collect_markdown(file_path, parent)
+    if not _is_page(file_path):
+        return None
+    if file_path.suffix == ".py" and parent.session.isinitpath(file_path):
+        return None  # named on the command line: pytest's Python plugin asks pytest_pycollect_makemodule below
+    return _page_file(file_path, parent)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makemodule(module_path, parent):
-    if _is_notebook(module_path):  # a notebook page is not a test module
-        return NotebookFile.from_parent(parent, path=module_path)
+    if _is_page(module_path):  # a notebook page is not a test module
+        return _page_file(module_path, parent)
+
+
+def _page_file(path, parent):
+    problem = _front_matter_problem(path)
+    if problem:
+        return _BrokenFile.from_parent(parent, path=path, problem=problem)
+    if path.suffix == ".py":
+        return NotebookFile.from_parent(parent, path=path)
+    return _collect_markdown(path, parent)
+
+
+class _BrokenFile(pytest.File):
+    def __init__(self, *, problem, **kwargs):
+        super().__init__(**kwargs)
+        self.problem = problem
+
+    def collect(self):
+        yield BrokenPage.from_parent(self, name="front matter", problem=self.problem)
 
 
 # --- The verification report ------------------------------------------------------------
 
+def _is_python_example(item):
+    return isinstance(item, SybilItem) and isinstance(item.example.region.evaluator, PythonEvaluator)
+
+
 def pytest_itemcollected(item):
     if isinstance(item, SybilItem):
-        kind = "example" if isinstance(item.example.region.evaluator, (PythonEvaluator,)) or \
-            type(item.example.region.evaluator).__name__ == "DocTestEvaluator" else "directive"
+        kind = "example" if _is_python_example(item) else "directive"
         item.user_properties += [("page", str(item.example.path)), ("kind", kind), ("line", item.example.line)]
-    elif isinstance(item, NotebookItem):
+    elif isinstance(item, (NotebookItem, BrokenPage)):
         item.user_properties += [("page", str(item.path)), ("kind", "notebook"), ("line", 1)]
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     RECORDED.clear()
+    RAN.clear()
     try:
-        return (yield)
+        result = yield
     finally:
         if RECORDED:
             item.user_properties.append(("results", dict(RECORDED)))
+    if _is_python_example(item):
+        if not RAN:  # no exception and no execution: something swallowed the block
+            raise RuntimeError(f"{verification._rel(item.example.path)}:{item.example.line}: the block did not run "
+                               "(a directive swallowed it) and did not say why")
+        item.user_properties.append(("ran", list(RAN)))
+    return result
 
 
 @pytest.hookimpl(wrapper=True)
@@ -318,6 +517,11 @@ def pytest_runtest_makereport(item, call):
     report = yield
     if report.skipped and isinstance(item, SybilItem):  # name the page and line, not unittest.py
         report.longrepr = (str(item.example.path), item.example.line, report.longrepr[2])
+        if _is_python_example(item) and call.when == "call":
+            try:
+                report.user_properties.append(("source", _lint_skipped(item)))
+            except SyntaxError as error:
+                report.outcome, report.longrepr = "failed", f"{verification._rel(item.example.path)}:{item.example.line}: {error}"
     return report
 
 
@@ -333,10 +537,13 @@ def pytest_runtest_logreport(report):
         outcome = report.outcome
         reason = report.longrepr[2].removeprefix("Skipped: ") if report.skipped else None
         entry = {"line": props["line"], "outcome": outcome, "reason": reason, "duration": round(report.duration, 3)}
-        for extra in ("cells", "results"):
+        for extra in ("cells", "results", "ran", "source", "notebook"):
             if extra in props:
                 entry[extra] = props[extra]
-        RESULTS.setdefault(props["page"], {})[props["line"]] = entry
+        previous = RESULTS.setdefault(props["page"], {}).get(props["line"])
+        if previous and report.when == "teardown":  # a failing teardown fails the example, keeps its record
+            entry = {**previous, "outcome": "failed", "duration": previous["duration"] + entry["duration"]}
+        RESULTS[props["page"]][props["line"]] = entry
 
 
 def pytest_sessionfinish(session):
@@ -344,20 +551,26 @@ def pytest_sessionfinish(session):
         return  # xdist workers report to the controller, which writes
     facts()
     for page, examples in RESULTS.items():
+        key = verification.page_key(page)
         ordered = [examples[line] for line in sorted(examples)]
         results = {name: value for entry in ordered for name, value in entry.pop("results", {}).items()}
-        seconds, allowed = round(sum(e["duration"] for e in ordered), 3), verification.budget(page)
+        notebook = next((entry.pop("notebook") for entry in ordered if "notebook" in entry), None)
+        seconds = round(sum(e["duration"] for e in ordered), 3)
+        try:
+            allowed = verification.budget(page)
+        except ValueError:  # broken front matter: its item failed already; still write what ran
+            allowed = float(verification.BUDGET)
         if seconds > allowed:
             session.exitstatus = 1
-            BUDGET_ERRORS.append(f"{verification.page_key(page)}: examples took {seconds:.0f} s, budget {allowed:.0f} s")
+            BUDGET_ERRORS.append(f"{key}: examples took {seconds:.0f} s, budget {allowed:.0f} s")
         if FACTS["device"] == "gpu" and os.environ.get("REQUIRE_GPU") == "1":
             for entry in ordered:
                 if entry["outcome"] == "skipped" and "GPU" in (entry["reason"] or ""):
                     entry["outcome"] = "failed"  # a GPU example may not end skipped on the GPU runner
                     session.exitstatus = 1
-        verification.write_report(FACTS["device"], verification.page_key(page), {
-            **FACTS, "page": verification.page_key(page), "hash": verification.content_hash(page),
-            "examples": ordered, "duration": seconds, "budget": allowed, "results": results,
+        verification.write_report(FACTS["device"], key, {
+            **FACTS, "page": key, "hash": verification.content_hash(page), "examples": ordered,
+            "duration": seconds, "budget": allowed, "results": results, **({"notebook": notebook} if notebook else {}),
         })
 
 

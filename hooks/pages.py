@@ -9,14 +9,11 @@ grouped by topic.
 """
 
 import re
-import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.toc import get_toc
-
-sys.path.insert(0, str(Path(__file__).parent))
-from verification import front_matter  # noqa: E402
+from verification import front_matter
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 LEVELS = ["easy", "medium", "hard"]

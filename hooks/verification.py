@@ -1,29 +1,91 @@
-"""The verification report: written by the test run (conftest.py), read by the build (hooks/stamp.py).
+"""The verification report: written by the test run (conftest.py), read by the build (hooks/stamp.py,
+hooks/census.py) and by the checks under tests/.
 
-One JSON file per page and device: build/report/<device>/<page>.json, where <page> is the
-page's path under docs/. A report is valid for publishing only while the hash of the page,
-the snippet files it includes and the lock file is unchanged.
+One JSON file per page and device: build/report/<device>/<page>.json, where <page> is the page's path
+under docs/. Every example entry carries the digest of the code that really ran (`ran`), so the build can
+match each code block it renders to an execution. A report is valid for publishing only while the content
+hash still matches: the page, every snippet it includes (nested includes too), the machinery that runs and
+renders it (conftest, hooks, mkdocs.yml) and both locks.
 """
 
 import hashlib
 import json
 import re
+import textwrap
 from pathlib import Path
 
+import jsonschema
 import yaml
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REPORTS = ROOT / "build" / "report"
 EXECUTED = ROOT / "build" / "executed"
-LOCK = ROOT / "requirements.lock"
+MACHINERY = ["conftest.py", "mkdocs.yml", "requirements.lock", "requirements-gpu.lock"]  # + hooks/, snippets/shared/
 INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)""")
+SECTIONS = ("interview-questions", "use-cases", "production-issues", "best-practices")
+PAGE_FILE = re.compile(rf"(?:{'|'.join(SECTIONS)})/[a-z0-9]+(?:-[a-z0-9]+)*\.(?:md|py)")
+SITE_PAGES = {"index.md", "tags.md"} | {f"{section}/index.md" for section in SECTIONS}
 
 BUDGET = 60  # seconds of examples per page, unless its front matter says `budget: {seconds: N, reason: why}`
 
+_TEXT = {"type": "string", "maxLength": 2000}
+FRONT_MATTER = {  # what a page's front matter may say
+    "type": "object",
+    "properties": {
+        "description": _TEXT,
+        "tags": {"type": "array", "items": {"type": "string", "pattern": r"^[\w.+-]+$"}},
+        "network": {"enum": ["loopback"]},
+        "budget": {"type": "object", "required": ["seconds", "reason"], "additionalProperties": False,
+                   "properties": {"seconds": {"type": "number", "exclusiveMinimum": 0}, "reason": {**_TEXT, "minLength": 5}}},
+        "hide": {"type": "array", "items": {"enum": ["navigation", "toc", "footer", "path", "tags", "feedback"]}},
+    },
+    "additionalProperties": False,
+}
+RESULT = {"type": "object", "required": ["value", "rtol", "atol"], "additionalProperties": False,
+          "properties": {"value": {"type": "number"}, "rtol": {"type": "number"}, "atol": {"type": "number"}}}
+DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+REPORT = {  # reports travel between machines (the GPU runner's comes back as an artefact): checked on every read
+    "type": "object",
+    "required": ["page", "device", "gpu_model", "versions", "commit", "date", "hash", "examples", "duration",
+                 "budget", "results"],
+    "additionalProperties": False,
+    "properties": {
+        "page": {"type": "string", "pattern": PAGE_FILE.pattern + "|index\\.md|tags\\.md|[\\w-]+/index\\.md"},
+        "device": {"enum": ["cpu", "gpu"]},
+        "gpu_model": {"type": ["string", "null"], "maxLength": 200},
+        "versions": {"type": "object", "required": ["tensorflow", "keras", "python"], "additionalProperties": False,
+                     "properties": {k: {"type": "string", "maxLength": 40} for k in ("tensorflow", "keras", "python")}},
+        "commit": {"type": "string", "pattern": "^([0-9a-f]{40}|unknown)$"},
+        "date": {"type": "string", "format": "date", "pattern": r"^\d{4}-\d\d-\d\d$"},
+        "hash": DIGEST,
+        "notebook": DIGEST,  # sha256 of the executed .ipynb that travels with the report
+        "duration": {"type": "number", "minimum": 0},
+        "budget": {"type": "number", "exclusiveMinimum": 0},
+        "results": {"type": "object", "additionalProperties": RESULT},
+        "examples": {"type": "array", "items": {
+            "type": "object", "required": ["line", "outcome", "reason", "duration"], "additionalProperties": False,
+            "properties": {
+                "line": {"type": "integer", "minimum": 0},
+                "outcome": {"enum": ["passed", "skipped", "failed"]},
+                "reason": {"type": ["string", "null"], "maxLength": 2000},
+                "duration": {"type": "number", "minimum": 0},
+                "ran": {"type": "array", "items": DIGEST},  # digests of the code that executed
+                "source": DIGEST,  # digest of a skipped block's code (it did not run)
+                "cells": {"type": "integer", "minimum": 0},
+            }}},
+    },
+}
+
+
+# --- Pages -------------------------------------------------------------------------------
 
 def front_matter(path):
-    """(meta, title) of a page from its source: Markdown front matter, or a notebook's jupytext header."""
+    """(meta, title) of a page from its source: Markdown front matter, or a notebook's jupytext header.
+    Raises ValueError naming the page when the front matter is not a valid mapping of known keys."""
+    path = Path(path)
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".py":
         header = re.match(r"# ---\n((?:#.*\n)*?)# ---\n", text)
@@ -33,14 +95,25 @@ def front_matter(path):
         header = re.match(r"---\n(.*?)\n---\n", text, re.S)
         meta = _yaml(header.group(1), path) if header else {}
         title = re.search(r"^# (.+)$", text, re.M)
-    return meta or {}, title.group(1).strip() if title else path.stem
+    meta = {} if meta is None else meta
+    try:
+        jsonschema.validate(meta, FRONT_MATTER)
+    except jsonschema.ValidationError as error:
+        where = "/".join(map(str, error.absolute_path)) or "front matter"
+        raise ValueError(f"{_rel(path)}:1: {where}: {error.message}") from None
+    return meta, title.group(1).strip() if title else path.stem
 
 
 def _yaml(text, path):
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise ValueError(f"{path}: front matter is not valid YAML: {error}") from None
+        raise ValueError(f"{_rel(path)}:1: front matter is not valid YAML: {error}") from None
+
+
+def _rel(path):
+    path = Path(path).resolve()
+    return path.relative_to(ROOT).as_posix() if ROOT in path.parents else str(path)
 
 
 def page_key(path):
@@ -48,40 +121,100 @@ def page_key(path):
     return Path(path).resolve().relative_to(DOCS).as_posix()
 
 
-def content_hash(path):
-    """Hash of a page (or notebook source), every snippet file it includes, and the lock file."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    parts = [path] + sorted({ROOT / name for name in INCLUDE.findall(text)}) + [LOCK]
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.relative_to(ROOT).as_posix().encode())
-        digest.update(part.read_bytes() if part.exists() else b"<missing>")
-    return digest.hexdigest()
+def budget(path):
+    """The page's time budget in seconds (front matter `budget: {seconds: N, reason: why}`)."""
+    declared = front_matter(path)[0].get("budget")
+    return float(declared["seconds"]) if declared else float(BUDGET)
 
+
+def gate(config):
+    """The publish gate's settings, from mkdocs.yml `extra.gate` (switched on by environment variables)."""
+    settings = config["extra"].get("gate") or {}
+    on = {True, "1", "true", "yes"}
+    return {"publish": settings.get("publish") in on, "commit": str(settings.get("commit") or "") or None,
+            "gpu_report": settings.get("gpu_report") in on}
+
+
+# --- Code ----------------------------------------------------------------------------------
+
+def is_python(language):
+    """Whether Pygments highlights a fence's language as Python (python, py, py3, ipython3, pycon, ...)."""
+    try:
+        lexer = get_lexer_by_name(language.strip().lstrip("{.").split()[0]) if language.strip() else None
+    except (ClassNotFound, IndexError):
+        return False
+    return lexer is not None and "python" in lexer.name.lower() and "traceback" not in lexer.name.lower()
+
+
+def digest(code):
+    """The digest of a block of code as a reader sees it: indentation, trailing spaces and blank edges ignored."""
+    lines = textwrap.dedent(code.expandtabs()).strip("\n").splitlines()
+    return hashlib.sha256("\n".join(line.rstrip() for line in lines).encode()).hexdigest()
+
+
+def includes(path, seen=None):
+    """Every file a page includes with --8<--, and every file those include, once each."""
+    seen = set() if seen is None else seen
+    text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else ""
+    for name in INCLUDE.findall(text):
+        included = ROOT / name
+        if included not in seen:
+            seen.add(included)
+            includes(included, seen)
+    return seen
+
+
+def content_hash(path):
+    """Hash of everything a page's result depends on: the page, its nested includes, the machinery, both locks."""
+    path = Path(path)
+    machinery = [ROOT / name for name in MACHINERY] + sorted((ROOT / "hooks").glob("*.py")) + sorted(
+        (ROOT / "snippets/shared").glob("*.py"))  # imported by snippet programs, not included
+    digest_ = hashlib.sha256()
+    for part in [path] + sorted(includes(path)) + machinery:
+        digest_.update(part.relative_to(ROOT).as_posix().encode() + b"\0")
+        digest_.update(part.read_bytes() if part.exists() else b"<missing>")
+    return digest_.hexdigest()
+
+
+def file_digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+# --- Reports -------------------------------------------------------------------------------
 
 def report_path(device, key):
     return REPORTS / device / f"{key}.json"
 
 
 def write_report(device, key, report):
+    jsonschema.validate(report, REPORT)
     path = report_path(device, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
+class BadReport(Exception):
+    pass
+
+
 def read_report(device, key):
+    """The report, checked against the schema (it may come from another machine); None when there is none."""
     path = report_path(device, key)
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        jsonschema.validate(report, REPORT)
+    except (ValueError, jsonschema.ValidationError) as error:
+        message = error.message if isinstance(error, jsonschema.ValidationError) else str(error)
+        raise BadReport(f"{path.relative_to(ROOT)}: not a valid report: {message[:300]}") from None
+    if report["page"] != key or report["device"] != device:
+        raise BadReport(f"{path.relative_to(ROOT)}: is the {report['device']} report of {report['page']}")
+    return report
 
 
-def budget(path):
-    """The page's time budget in seconds (front matter `budget: {seconds: N, reason: why}`)."""
-    declared = front_matter(Path(path))[0].get("budget")
-    if declared is None:
-        return BUDGET
-    assert isinstance(declared, dict) and declared.get("reason"), f"{path}: a budget override needs a reason"
-    return float(declared["seconds"])
+def executed_notebook(key):
+    return EXECUTED / Path(key).with_suffix(".ipynb")
 
 
 def parity(gpu, cpu):
@@ -103,15 +236,24 @@ def problems(report, key, *, commit=None, device="cpu", cpu=None):
         return [f"no {device} report (run `make test`)"]
     found = []
     if report["hash"] != content_hash(DOCS / key):
-        found.append(f"{device} report is stale: the page, a snippet it includes or the lock changed since it ran")
+        found.append(f"{device} report is stale: the page, a snippet it includes, the machinery or a lock changed")
     if commit and report["commit"] != commit:
         found.append(f"{device} report is from commit {report['commit'][:12]}, not {commit[:12]}")
     failed = [e for e in report["examples"] if e["outcome"] == "failed"]
     if failed:
         found.append(f"{len(failed)} example(s) failed on {device}, first at line {failed[0]['line']}")
+    unreasoned = [e for e in report["examples"] if e["outcome"] == "skipped" and not (e["reason"] or "").strip()]
+    if unreasoned:
+        found.append(f"{len(unreasoned)} example(s) skipped without a reason, first at line {unreasoned[0]['line']}")
     if not report["examples"]:
         found.append(f"the {device} run executed no example on this page")
-    allowed = report.get("budget", BUDGET)
+    if key.endswith(".py") and device == "cpu":
+        notebook = executed_notebook(key)
+        if not notebook.exists():
+            found.append(f"no executed notebook {notebook.relative_to(ROOT)}")
+        elif report.get("notebook") != file_digest(notebook):
+            found.append(f"{notebook.relative_to(ROOT)} is not the notebook this report's run executed")
+    allowed = budget(DOCS / key)
     if report["duration"] > allowed:
         found.append(f"{device} examples took {report['duration']:.0f} s, over the page's {allowed:.0f} s budget")
     if device == "gpu":

@@ -10,8 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-MACHINERY = ["conftest.py", "pyproject.toml", "mkdocs.yml", "requirements.lock", "hooks", "overrides",
-             "docs/index.md", "docs/stylesheets", "docs/javascripts"]
+MACHINERY = ["conftest.py", "pyproject.toml", "mkdocs.yml", "requirements.lock", "requirements-gpu.lock", "tests/offline.sh",
+             "hooks", "overrides", "docs/index.md", "docs/stylesheets", "docs/javascripts"]
 
 
 @pytest.fixture
@@ -24,9 +24,9 @@ def project(tmp_path):
         else:
             shutil.copy(source, target)
     (tmp_path / "docs/index.md").write_text("# Home\n")
-    (tmp_path / "snippets/qa").mkdir(parents=True)
-    (tmp_path / "snippets/qa/lab.py").write_text("a = 1\n# --8<-- [start:part]\nb = a + 1\nassert b == 3, 'b is 2'\n"
-                                                  "# --8<-- [end:part]\n")
+    (tmp_path / "snippets/interview-questions").mkdir(parents=True)
+    (tmp_path / "snippets/interview-questions/lab.py").write_text(
+        "a = 1\n# --8<-- [start:part]\nb = a + 1\nassert b == 3, 'b is 2'\n# --8<-- [end:part]\n")
     return tmp_path
 
 

@@ -3,16 +3,14 @@ reason) according to the verification report, and every other block is parsed he
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+import verification
 import yaml
 from google.protobuf import text_format
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "hooks"))
-import verification  # noqa: E402
 
 PYTHON = ("python", "py", "pycon")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")

@@ -1,11 +1,8 @@
 """hooks/weight.py: what it removes from a page, and what it must keep."""
 
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hooks"))
-import weight  # noqa: E402
+import weight
 
 
 def page(uri):

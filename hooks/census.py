@@ -1,0 +1,90 @@
+"""MkDocs hook: the HTML census, the publish gate's last word. It reads what readers get, every HTML file
+in site/, after everything else has written it.
+
+Every code block the site renders as Python (a Pygments language class or a notebook cell that resolves to a
+Python lexer, in any admonition, tab, list or included file) must be code that this build's report records
+as having run and passed on that page (digests match), or a skipped block that stands right after its
+visible reason. A highlighted block whose language cannot be told (a notebook Markdown cell) must stand after
+a visible label. Anything else fails the publish build, naming the page and the block.
+"""
+
+from pathlib import Path
+
+import verification
+from bs4 import BeautifulSoup
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+
+PAGES = {}  # built HTML file -> the page source it came from (docs-relative)
+LABEL = "tfv-not-run"
+
+
+@event_priority(-100)  # after every other hook has changed the page
+def on_post_page(output, page, config):
+    uri = page.file.src_uri
+    PAGES[Path(page.file.abs_dest_path).resolve()] = uri.removesuffix(".ipynb") + ".py" if uri.endswith(".ipynb") else uri
+    return output
+
+
+def on_post_build(config):
+    if not verification.gate(config)["publish"]:
+        return
+    errors = []
+    for html in sorted(Path(config.site_dir).rglob("*.htm*")):
+        key = PAGES.get(html.resolve())
+        errors += [f"{html.relative_to(config.site_dir)} (docs/{key or '?'}): {e}" for e in check(html.read_text("utf-8"), key)]
+    PAGES.clear()
+    if errors:
+        raise PluginError("HTML census: code on the built site that no run vouches for:\n  " + "\n  ".join(errors))
+
+
+def check(html, key):
+    """Problems with the code blocks of one built page; `key` is its source page, None for a file no page made."""
+    report = verification.read_report("cpu", key) if key else None
+    ran = {d for e in (report or {}).get("examples", []) if e["outcome"] == "passed" for d in e.get("ran", [])}
+    skipped = {e["source"] for e in (report or {}).get("examples", []) if e["outcome"] == "skipped" and "source" in e}
+    problems = []
+    soup = BeautifulSoup(html, "html.parser")
+    for number, pre in enumerate(soup.find_all("pre"), 1):
+        if pre.find_parent(class_="jp-OutputArea"):
+            continue  # a notebook cell's output: part of the executed notebook the report hashes
+        language, highlighted = _language(pre)
+        if language is None and not highlighted:
+            continue  # preformatted text, not code shown as any language
+        code = pre.find("code") or pre
+        for lines in code.select(".linenos, .linenodiv"):
+            lines.decompose()
+        digest = verification.digest(code.get_text())
+        first = code.get_text().strip().splitlines()[0][:60] if code.get_text().strip() else ""
+        where = f"block {number} ({first!r})"
+        if language is None:
+            if not _labelled(pre):
+                problems.append(f"{where}: highlighted code of unknown language without a visible label")
+        elif verification.is_python(language):
+            if digest in ran:
+                continue
+            if digest in skipped and _labelled(pre):
+                continue
+            problems.append(f"{where}: Python that this build's report does not record as run and passed"
+                            + ("" if report else " (the page has no report)"))
+    return problems
+
+
+def _language(pre):
+    """(language or None, whether Pygments highlighted it) for a <pre> from any of the renderers."""
+    for element in [pre, *pre.find_all("code", limit=1), *pre.parents]:
+        for css in element.get("class") or []:
+            if css.startswith(("language-", "hl-")):
+                return css.split("-", 1)[1], True
+        if element.name == "div" and "highlight" in (element.get("class") or []):
+            return None, True
+        if element.name in ("body", "article"):
+            break
+    return None, bool(pre.find("span", class_=True))
+
+
+def _labelled(pre):
+    """Whether the block stands right after a visible label (its reason)."""
+    block = pre.find_parent("div", class_="highlight") or pre
+    previous = block.find_previous_sibling()
+    return previous is not None and LABEL in (previous.get("class") or [])
