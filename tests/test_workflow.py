@@ -72,3 +72,21 @@ def test_workflow_calls_the_makefile_targets():
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make serve" in readme
     assert "make test" in (ROOT / ".ci/run").read_text()
+
+
+def test_build_runs_only_when_the_gpu_job_passed_or_never_started():
+    """The build job's `if:` evaluated for every GPU outcome: a failed GPU job blocks a same-repo pull request too."""
+    condition = JOBS["build"]["if"]
+    python = (condition.replace("!cancelled()", "True").replace("&&", " and ").replace("||", " or ")
+              .replace("needs.test-cpu.result", "cpu").replace("needs.test-gpu.result", "gpu")
+              .replace("github.event_name", "event"))
+    for event in ("push", "pull_request"):
+        for gpu in ("success", "failure", "cancelled", "skipped"):
+            runs = eval(python, {}, {"cpu": "success", "gpu": gpu, "event": event})  # the expression, in Python's words
+            assert runs == (gpu in ("success", "skipped")), (event, gpu, condition)
+    assert "head.repo.full_name == github.repository" in JOBS["test-gpu"]["if"], "only a fork's GPU job may be skipped"
+
+
+def test_a_deploy_in_flight_is_never_cancelled():
+    concurrency = JOBS["deploy"]["concurrency"]
+    assert concurrency["cancel-in-progress"] is False and concurrency["group"] != SITE["concurrency"]["group"], concurrency
