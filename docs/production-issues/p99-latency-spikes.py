@@ -231,8 +231,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The server would be started with these flags (**not executed here**: it needs the
-# `tensorflow_model_server` binary, which the verification machine does not have):
+# The server would be started with these flags:
 #
 # <!-- not-executed: needs the tensorflow_model_server binary, which the verification machine does not have -->
 # ```bash
