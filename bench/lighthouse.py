@@ -56,7 +56,7 @@ for name, path in PAGES.items():
     runs = []
     for run in range(RUNS):
         out = ROOT / "build" / f"lighthouse-{name}-{run + 1}.json"
-        subprocess.run([str(ROOT / "node_modules/.bin/lighthouse"), f"http://127.0.0.1:{server.server_port}{path}",
+        subprocess.run([str(ROOT / "bench/node_modules/.bin/lighthouse"), f"http://127.0.0.1:{server.server_port}{path}",
                         "--quiet", "--output=json", f"--output-path={out}", f"--chrome-flags={flags}",
                         "--only-categories=performance,accessibility,best-practices"], env=env, check=True)
         runs.append({key: json.loads(out.read_text())["categories"][key]["score"] for key in TARGETS})

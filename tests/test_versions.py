@@ -3,13 +3,21 @@
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCK = {canonicalize_name(name): version for name, version in
-        (line.split("==") for line in (ROOT / "requirements.lock").read_text().split() if "==" in line)}
+
+
+def pins(lock):
+    """{package: version} of a lock file written by `make lock` (uv, with hashes)."""
+    return {canonicalize_name(name): version for name, version in
+            (token.split("==") for token in (ROOT / lock).read_text().split() if "==" in token)}
+
+
+LOCK = pins("requirements.lock")
 
 
 def test_lock_satisfies_every_requirement():
@@ -41,7 +49,25 @@ def test_python_and_prose_versions_agree_with_the_lock():
     assert f"TF {LOCK['tensorflow']}" in home and f"Keras {LOCK['keras']}" in home, "the sample stamp names other versions"
 
 
-def test_gpu_lock_pins_exactly():
-    lines = [line for line in (ROOT / "requirements-gpu.lock").read_text().splitlines() if not line.startswith("#")]
-    assert lines and all(re.fullmatch(r"nvidia-[\w-]+==[\w.]+", line) for line in lines), lines
-    assert "requirements-gpu.lock" in (ROOT / "Makefile").read_text()
+@pytest.mark.parametrize("lock", ["requirements.lock", "requirements-docs.lock", "requirements-gpu.lock"])
+def test_every_lock_pins_every_package_with_hashes(lock):
+    entries = re.split(r"\n(?=\S)", (ROOT / lock).read_text().strip())
+    packages = [e for e in entries if not e.startswith("#")]
+    assert packages, f"{lock} is empty"
+    for entry in packages:
+        assert re.match(r"[\w.-]+(\[[\w,-]+\])?==[\w.+]+ \\\n", entry) and "--hash=sha256:" in entry, f"{lock}: {entry[:80]}"
+    assert "--require-hashes" in (ROOT / "Makefile").read_text(), "the Makefile must install with --require-hashes"
+
+
+@pytest.mark.parametrize("lock", ["requirements-docs.lock", "requirements-gpu.lock"])
+def test_other_locks_take_their_versions_from_the_main_lock(lock):
+    other = pins(lock)
+    shared = {name: (version, LOCK[name]) for name, version in other.items() if name in LOCK and LOCK[name] != version}
+    assert not shared, f"{lock} disagrees with requirements.lock: {shared}"
+
+
+def test_docs_lock_has_no_tensorflow_and_gpu_lock_adds_cuda():
+    docs, gpu = pins("requirements-docs.lock"), pins("requirements-gpu.lock")
+    assert not {"tensorflow", "keras", "tf-keras", "sybil", "pytest"} & set(docs), sorted(docs)
+    assert "mkdocs-material" in docs and "mkdocs-jupyter" in docs
+    assert any(name.startswith("nvidia-cudnn") for name in gpu) and gpu["tensorflow"] == LOCK["tensorflow"], sorted(gpu)
