@@ -84,7 +84,12 @@ def _language(pre):
 
 
 def _labelled(pre):
-    """Whether the block stands right after a visible label (its reason)."""
+    """Whether the block stands right after a visible label (its reason): the element before the block is the
+    label, or ends with it (Markdown may wrap the directive and its label in one paragraph)."""
     block = pre.find_parent("div", class_="highlight") or pre
     previous = block.find_previous_sibling()
-    return previous is not None and LABEL in (previous.get("class") or [])
+    if previous is None:
+        return False
+    last = ([previous] + previous.find_all(True))[-1]
+    label = last if LABEL in (last.get("class") or []) else last.find_parent(class_=LABEL)
+    return label is not None and (label is previous or previous in label.parents or label in previous.descendants)

@@ -100,9 +100,11 @@ def test_census_refuses_a_python_fence_in_a_notebook_markdown_cell(project):
 
 def test_skipped_block_is_published_only_with_its_label(project):
     code, out = publish(project, "s.md", '# S\n\n<!-- skip: next "needs a server" -->\n```python\nprint(1)\n```\n\n'
-                        "```python\nx = 1\n```\n")
+                        "```python\nx = 1\n```\n\n??? question \"In a collapsed block\"\n    Text.\n\n"
+                        '    <!-- skip: next "needs a second server" -->\n    ```python\n    print(2)\n    ```\n')
     assert code == 0, out
-    assert "Skipped:</strong> needs a server" in (project / "site/interview-questions/s/index.html").read_text()
+    html = (project / "site/interview-questions/s/index.html").read_text()
+    assert "Skipped:</strong> needs a server" in html and "Skipped:</strong> needs a second server" in html
 
 
 def test_only_allow_listed_page_files_are_published(project):
