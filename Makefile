@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 WORKERS ?= 2
-# Quiet the end-of-life banners of Material and of ProperDocs (pulled in by mkdocs-redirects), DESIGN.md §5,
+# Quiet the end-of-life banners of Material and of ProperDocs (pulled in by mkdocs-redirects)
 # and TensorFlow's C++ INFO lines.
 export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true

@@ -1,4 +1,4 @@
-"""The publishing workflow: linted (zizmor, actionlint) and shaped as DESIGN.md §7 says."""
+"""The publishing workflow: linted (zizmor, actionlint), gated (a failed GPU job blocks the build), deploying from main only."""
 
 import json
 import re
