@@ -171,3 +171,16 @@ def test_examples_cannot_write_into_the_repository(project):
     code, out = run(project, "tests/offline.sh", str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/w.md")
     assert code == 1 and "Read-only file system" in out and "w.md:4" in out, out
     assert not (project / "docs/planted.md").exists()
+
+
+def test_subprocesses_and_notebook_kernels_have_no_network_but_loopback(project):
+    """The outer wall (tests/offline.sh): a network namespace with loopback only, for everything the run starts."""
+    probe = "import socket\nprint(sorted(name for _, name in socket.if_nameindex()))\n"
+    page = project / "docs/interview-questions/sub.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(f"# S\n\n```python\nimport subprocess, sys\nout = subprocess.run([sys.executable, '-c', {probe!r}], "
+                    "capture_output=True, text=True).stdout\nassert out.strip() == \"['lo']\", out\n```\n")
+    kernel_check = probe.replace("print(", "assert ['lo'] == (") + "\n"
+    (project / "docs/interview-questions/nb.py").write_text("# %%\n" + kernel_check)
+    code, out = run(project, "tests/offline.sh", str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions")
+    assert code == 0 and "2 passed" in out, out
