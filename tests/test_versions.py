@@ -49,7 +49,7 @@ def test_python_and_prose_versions_agree_with_the_lock():
     assert f"TF {LOCK['tensorflow']}" in home and f"Keras {LOCK['keras']}" in home, "the sample stamp names other versions"
 
 
-@pytest.mark.parametrize("lock", ["requirements.lock", "requirements-docs.lock", "requirements-gpu.lock"])
+@pytest.mark.parametrize("lock", ["requirements.lock", "requirements-docs.lock", "requirements-gpu.lock", "requirements-uv.lock"])
 def test_every_lock_pins_every_package_with_hashes(lock):
     entries = re.split(r"\n(?=\S)", (ROOT / lock).read_text().strip())
     packages = [e for e in entries if not e.startswith("#")]
@@ -59,7 +59,7 @@ def test_every_lock_pins_every_package_with_hashes(lock):
     assert "--require-hashes" in (ROOT / "Makefile").read_text(), "the Makefile must install with --require-hashes"
 
 
-@pytest.mark.parametrize("lock", ["requirements-docs.lock", "requirements-gpu.lock"])
+@pytest.mark.parametrize("lock", ["requirements-docs.lock", "requirements-gpu.lock", "requirements-uv.lock"])
 def test_other_locks_take_their_versions_from_the_main_lock(lock):
     other = pins(lock)
     shared = {name: (version, LOCK[name]) for name, version in other.items() if name in LOCK and LOCK[name] != version}
