@@ -238,24 +238,31 @@ def test_every_content_page_has_stamp_and_edit_link(page, base_url):
         assert edit.count() == 1 and "/edit/main/docs/" in edit.get_attribute("href"), f"{path}: no edit link"
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_finds_no_serious_violation_on_any_page(browser, base_url, scheme):
-    """Every published page, in both colour schemes: contrast depends on each page's code and outputs."""
-    paths = ["/"] + sorted("/" + html.parent.relative_to(SITE).as_posix() + "/"
+SITE_PATHS = ["/"] + sorted("/" + html.parent.relative_to(SITE).as_posix() + "/"
                            for html in [*SITE.glob("*/index.html"), *SITE.glob("*/*/index.html")])
-    assert set(PAGE_TYPES.values()) <= set(paths) and len(paths) >= 50, paths
-    page = browser.new_context(color_scheme=scheme).new_page()
-    serious = {}
-    for path in paths:
-        page.goto(base_url + path)
-        page.add_script_tag(path=str(AXE))
-        result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-        found = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
-                 if v["impact"] in ("serious", "critical")]
-        if found:
-            serious[path] = found
-    page.context.close()
-    assert serious == {}, f"{scheme}: {serious}"
+
+
+@pytest.fixture(scope="module", params=["light", "dark"])
+def scheme_page(request, browser):
+    """One tab per colour scheme, reused across pages (a new context per page costs more than axe itself)."""
+    context = browser.new_context(color_scheme=request.param)
+    yield context.new_page()
+    context.close()
+
+
+def test_the_site_has_every_page_type():
+    assert set(PAGE_TYPES.values()) <= set(SITE_PATHS) and len(SITE_PATHS) >= 50, "run `make site` first"
+
+
+@pytest.mark.parametrize("path", SITE_PATHS)
+def test_axe_finds_no_serious_violation(scheme_page, base_url, path):
+    """Every published page, in both colour schemes: contrast depends on each page's code and outputs."""
+    scheme_page.goto(base_url + path)
+    scheme_page.add_script_tag(path=str(AXE))
+    result = scheme_page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in result["violations"]
+               if v["impact"] in ("serious", "critical")]
+    assert serious == [], serious
 
 
 def test_zero_external_requests(page, base_url, external):
