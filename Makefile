@@ -58,6 +58,7 @@ site: $(BIN)/.installed         ## the publish build: refuses unverified pages, 
 	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/site --no-progress site
 
 checks: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed      ## tests of the machinery (census, snippets, bad input, workflow, browser)
+	@test -f site/index.html || { echo "make checks: no built site; run make site first (make test does)"; exit 1; }
 	$(BIN)/pytest tests -n $(WORKERS)
 
 test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild

@@ -21,7 +21,8 @@ PAGE_TYPES = {  # one page of every kind the site has
     "notebook": "/interview-questions/one-trace-not-faster/",
     "tags": "/tags/",
 }
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not (SITE / "index.html").exists(), reason="no built site: run `make site` first")]
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,8 +15,10 @@ REGISTRY = ROOT / "tests/published-links.txt"
 H2 = re.compile(r"<h2 id=\"([^\"]+)\"")
 
 
+NEEDS_SITE = pytest.mark.skipif(not (SITE / "index.html").exists(), reason="no built site: run `make site` first")
+
+
 def published():
-    assert (SITE / "index.html").exists(), "site/ is missing: run `make site` first"
     links = set()
     for html in SITE.rglob("index.html"):
         url = "/" + html.parent.relative_to(SITE).as_posix() + "/" if html.parent != SITE else "/"
@@ -34,6 +37,7 @@ def redirected_pages():
     return {"/" + re.sub(r"(index)?\.md$", "", old).removesuffix("/") + "/" for old in maps}
 
 
+@NEEDS_SITE
 def test_no_published_link_disappears():
     registry = set(REGISTRY.read_text().split())
     current = published()
@@ -54,6 +58,7 @@ def test_every_h2_has_an_explicit_id():
         assert not re.search(r"^# ## ", text, re.M), f"{notebook.relative_to(ROOT)}: write H2s as <h2 id=...>"
 
 
+@NEEDS_SITE
 def test_every_h2_has_a_permalink_and_a_toc_entry():
     pages = [html for html in SITE.glob("*/*/index.html") if html.parent.parent.name != "tags"]
     assert len(pages) >= 40, "site/ is incomplete: run `make site` first"
