@@ -21,7 +21,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-import verification  # hooks/verification.py (pyproject: pythonpath), shared with the site build
+import verification
+import yaml  # hooks/verification.py (pyproject: pythonpath), shared with the site build
 from sybil import Sybil
 from sybil.evaluators.python import PythonEvaluator, pad
 from sybil.integration.pytest import SybilItem
@@ -44,10 +45,22 @@ def _gpus():
 
 
 def facts():
-    """Device and versions, computed once, before the first example (TensorFlow is imported only then)."""
+    """Device and versions of the process that runs the examples, computed once, before its first example
+    (TensorFlow is imported only then). Each report is written from the facts its examples ran with."""
     if not FACTS:
+        configure_devices()
         FACTS.update(_device_facts())
     return FACTS
+
+
+def configure_devices():
+    """On a CPU runner, split the CPU into two logical devices, so distribution pages show two replicas.
+    Must run before TensorFlow initialises its devices (the first op)."""
+    import tensorflow as tf
+
+    if not _gpus():
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 
 
 def _device_facts():
@@ -55,9 +68,6 @@ def _device_facts():
     import tensorflow as tf
 
     gpus = _gpus()
-    if not gpus:  # two logical CPUs, so distribution pages can show two replicas on CPU
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     model = tf.config.experimental.get_device_details(gpus[0]).get("device_name") if gpus else None
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return {
@@ -217,9 +227,8 @@ class IncludingEvaluator(PythonEvaluator):
     def expand(cls, spec):
         if cls._snippets is None:
             import markdown
-            from mkdocs.config import load_config
 
-            config = dict(load_config(str(ROOT / "mkdocs.yml")).mdx_configs["pymdownx.snippets"])
+            config = dict(_snippets_config())
             config["base_path"] = [str(ROOT / base) for base in config["base_path"]]  # examples run in a tmp dir
             md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": config})
             cls._snippets = md.preprocessors["snippet"]
@@ -239,9 +248,7 @@ class IncludingEvaluator(PythonEvaluator):
                     shown.append("".join(lines[start:i]))
                 if match:
                     path, text = ROOT / match["spec"].split(":")[0], cls.expand(match["spec"])
-                    offset = path.read_text(encoding="utf-8").find(text)
-                    line_no = path.read_text(encoding="utf-8")[:offset].count("\n") if offset >= 0 else 0
-                    chunks.append((pad(text, line_no), str(path)))
+                    chunks.append((pad(text, _snippet_offset(path, match["spec"])), str(path)))
                     shown.append("".join(match["indent"] + part for part in text.splitlines(keepends=True)))
                 start = i + 1
         return "".join(shown), chunks
@@ -253,6 +260,28 @@ class IncludingEvaluator(PythonEvaluator):
             exec(compile(source, filename, "exec", flags=self.flags, dont_inherit=True), example.namespace)
         example.namespace.pop("__builtins__", None)
         RAN.append(verification.digest(code))
+
+
+def _snippets_config():
+    """pymdownx.snippets' options as mkdocs.yml gives them, read without loading MkDocs (its plugins and hooks)."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!ENV", lambda loader, node: None)  # gate switches: not needed to expand snippets
+    extensions = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)["markdown_extensions"]
+    return next(e["pymdownx.snippets"] for e in extensions if isinstance(e, dict) and "pymdownx.snippets" in e)
+
+
+def _snippet_offset(path, spec):
+    """Lines before an included snippet's first line in its file: from the section's start marker (also right
+    for an indented section that pymdownx dedents), a `file:start:end` line range, or 0 for a whole file."""
+    part = (spec.split(":") + [""])[1]
+    if part.isdigit():
+        return int(part) - 1
+    if part:
+        marker = re.compile(rf"--8<--\s*\[start:{re.escape(part)}\]")
+        return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if marker.search(line))
+    return 0
 
 
 class MaterialFenceParser(CodeBlockParser):
@@ -350,6 +379,7 @@ class NotebookItem(pytest.Item):
         from nbclient import NotebookClient
         from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
+        facts()  # this worker's device and versions go into the report
         notebook = jupytext.read(self.path)
         if notebook.cells and notebook.cells[0].cell_type == "raw" and notebook.cells[0].source.startswith("---"):
             notebook.cells.pop(0)  # the page's front matter (description, tags): page metadata, not content
@@ -515,6 +545,8 @@ def pytest_runtest_call(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
+    if FACTS:  # the facts of the process that ran this example travel with its report
+        report.user_properties.append(("facts", dict(FACTS)))
     if report.skipped and isinstance(item, SybilItem):  # name the page and line, not unittest.py
         report.longrepr = (str(item.example.path), item.example.line, report.longrepr[2])
         if _is_python_example(item) and call.when == "call":
@@ -526,6 +558,7 @@ def pytest_runtest_makereport(item, call):
 
 
 RESULTS = {}
+PAGE_FACTS = {}  # page -> the facts of the process that ran it
 BUDGET_ERRORS = []
 
 
@@ -540,6 +573,8 @@ def pytest_runtest_logreport(report):
         for extra in ("cells", "results", "ran", "source", "notebook"):
             if extra in props:
                 entry[extra] = props[extra]
+        if "facts" in props:
+            PAGE_FACTS[props["page"]] = props["facts"]
         previous = RESULTS.setdefault(props["page"], {}).get(props["line"])
         if previous and report.when == "teardown":  # a failing teardown fails the example, keeps its record
             entry = {**previous, "outcome": "failed", "duration": previous["duration"] + entry["duration"]}
@@ -549,9 +584,11 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session):
     if hasattr(session.config, "workerinput") or not RESULTS:
         return  # xdist workers report to the controller, which writes
-    facts()
     for page, examples in RESULTS.items():
         key = verification.page_key(page)
+        if page not in PAGE_FACTS:  # nothing ran (e.g. broken front matter): no device to vouch for
+            continue
+        page_facts = PAGE_FACTS[page]
         ordered = [examples[line] for line in sorted(examples)]
         results = {name: value for entry in ordered for name, value in entry.pop("results", {}).items()}
         notebook = next((entry.pop("notebook") for entry in ordered if "notebook" in entry), None)
@@ -563,13 +600,13 @@ def pytest_sessionfinish(session):
         if seconds > allowed:
             session.exitstatus = 1
             BUDGET_ERRORS.append(f"{key}: examples took {seconds:.0f} s, budget {allowed:.0f} s")
-        if FACTS["device"] == "gpu" and os.environ.get("REQUIRE_GPU") == "1":
+        if page_facts["device"] == "gpu" and os.environ.get("REQUIRE_GPU") == "1":
             for entry in ordered:
                 if entry["outcome"] == "skipped" and "GPU" in (entry["reason"] or ""):
                     entry["outcome"] = "failed"  # a GPU example may not end skipped on the GPU runner
                     session.exitstatus = 1
-        verification.write_report(FACTS["device"], key, {
-            **FACTS, "page": key, "hash": verification.content_hash(page), "examples": ordered,
+        verification.write_report(page_facts["device"], key, {
+            **page_facts, "page": key, "hash": verification.content_hash(page), "examples": ordered,
             "duration": seconds, "budget": allowed, "results": results, **({"notebook": notebook} if notebook else {}),
         })
 
@@ -577,7 +614,8 @@ def pytest_sessionfinish(session):
 def pytest_terminal_summary(terminalreporter):
     if RESULTS and not hasattr(terminalreporter.config, "workerinput"):
         count = sum(len(v) for v in RESULTS.values())
-        terminalreporter.write_line(f"verification report: {count} examples on {len(RESULTS)} pages "
-                                    f"-> {verification.REPORTS / FACTS['device']}")
+        devices = sorted({f["device"] for f in PAGE_FACTS.values()})
+        terminalreporter.write_line(f"verification report: {count} examples on {len(PAGE_FACTS)} pages "
+                                    f"-> {verification.REPORTS} ({', '.join(devices) or 'nothing ran'})")
         for error in BUDGET_ERRORS:
             terminalreporter.write_line(f"OVER BUDGET: {error}", red=True)

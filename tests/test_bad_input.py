@@ -184,3 +184,10 @@ def test_subprocesses_and_notebook_kernels_have_no_network_but_loopback(project)
     (project / "docs/interview-questions/nb.py").write_text("# %%\n" + kernel_check)
     code, out = run(project, "tests/offline.sh", str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions")
     assert code == 0 and "2 passed" in out, out
+
+
+def test_failing_indented_snippet_section_names_its_real_line(project):
+    (project / "snippets/interview-questions/nested.py").write_text(
+        "def outer():\n    # --8<-- [start:inner]\n    x = 1\n    assert x == 2, 'x is 1'\n    # --8<-- [end:inner]\n")
+    code, out = pytest_page(project, "n.md", '# N\n\n```python\n--8<-- "snippets/interview-questions/nested.py:inner"\n```\n')
+    assert code == 1 and "snippets/interview-questions/nested.py:4" in out and "x is 1" in out, out
