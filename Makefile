@@ -10,7 +10,7 @@ export DISABLE_MKDOCS_2_WARNING := true
 export TF_CPP_MIN_LOG_LEVEL := 1
 
 PAGE ?=
-.PHONY: new serve test examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
+.PHONY: new serve test prerequisites examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
 # Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
@@ -41,7 +41,10 @@ new:                            ## a page from its section's template: make new 
 serve: $(DOCS_BIN)/.installed   ## preview on http://127.0.0.1:8000, no TensorFlow needed (pages show their last report)
 	$(DOCS_BIN)/mkdocs serve -a 127.0.0.1:8000
 
-test: examples site checks      ## everything CI runs: examples, publish build, machinery tests
+test: prerequisites examples site checks  ## everything CI runs: examples, publish build, machinery tests
+
+prerequisites:                  ## Python, npm and Chromium, checked (Chromium installed when root) before anything runs
+	PYTHON=$(PYTHON) tests/prerequisites.sh
 
 examples: $(BIN)/.installed     ## run every example; writes build/report/ and build/executed/
 	rm -rf build/report/cpu build/executed
