@@ -31,6 +31,7 @@ import resource
 import time
 
 import numpy as np
+import keras
 import tensorflow as tf
 
 # A fresh kernel: devices can still be configured. One thread per op keeps the scaling measurements honest.
@@ -77,10 +78,10 @@ def native_features(x):               # the same arithmetic as TensorFlow ops; w
 np.testing.assert_allclose(python_features(tf.constant(raw[0])), native_features(raw[0]).numpy(), rtol=1e-4, atol=1e-6)
 
 with tf.device(ACCELERATOR):
-    model = tf.keras.Sequential([tf.keras.Input((FEATURES,)), tf.keras.layers.Dense(16, activation="relu"),
-                                 tf.keras.layers.Dense(1)])
-    optimizer = tf.keras.optimizers.SGD(0.01)
-loss_fn = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+    model = keras.Sequential([keras.Input((FEATURES,)), keras.layers.Dense(16, activation="relu"),
+                                 keras.layers.Dense(1)])
+    optimizer = keras.optimizers.SGD(0.01)
+loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
 
 
 @tf.function
