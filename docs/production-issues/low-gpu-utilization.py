@@ -30,8 +30,8 @@
 import resource
 import time
 
-import numpy as np
 import keras
+import numpy as np
 import tensorflow as tf
 
 # A fresh kernel: devices can still be configured. One thread per op keeps the scaling measurements honest.
