@@ -12,7 +12,6 @@ from google.protobuf import text_format
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PYTHON = ("python", "py", "pycon")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 NOT_EXECUTED = re.compile(r"<!--\s*not-executed:\s*\S.*-->")
 SKIP = re.compile(r"<!--\s*skip:\s*(?P<args>.*?)\s*-->")
@@ -66,7 +65,7 @@ def test_every_block_ran_or_is_accounted_for(page):
     key = verification.page_key(page)
     report = verification.read_report("cpu", key)
     blocks = fences(page)
-    python = [b for b in blocks if b[2] in PYTHON]
+    python = [b for b in blocks if verification.is_python(b[2])]  # the same rule as Sybil and the HTML census
     invisible = [n for n, line in enumerate(page.read_text().splitlines(), 1) if "invisible-code-block: python" in line]
     if python or invisible:
         if report is None:  # make site refuses to publish a page without one; here there is nothing to check yet
@@ -82,7 +81,7 @@ def test_every_block_ran_or_is_accounted_for(page):
         for line in invisible:
             assert line in ran, f"{rel(page)}:{line}: invisible block was not collected"
     for start, _, language, title, previous, body in blocks:
-        if language in PYTHON:
+        if verification.is_python(language):
             continue
         if NOT_EXECUTED.search(previous):
             continue
