@@ -73,7 +73,7 @@ flake:  $(BIN)/.installed       ## the full suite three times: outcomes and reco
 	$(BIN)/python bench/flake.py
 
 bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
-	$(BIN)/python bench/suite.py
+	PYTHONPATH=.:hooks $(BIN)/python bench/suite.py
 
 lighthouse: $(BIN)/.installed bench/node_modules/.installed  ## Lighthouse scores of three page types (needs make site and Chromium)
 	$(BIN)/python bench/lighthouse.py

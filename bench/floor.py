@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from unittest import SkipTest
 
+import conftest  # the Sybil configuration, used here without pytest (make bench puts the root and hooks/ on PYTHONPATH)
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import conftest  # noqa: E402  (the Sybil configuration, used here without pytest)
 
 
 def run_markdown(path):
