@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 WORKERS ?= 2
+# CI runners in the workflow's matrices (.github/workflows/site.yml), for `make merge`
+SHARDS ?= 3
+GPU_SHARDS ?= 1
 # Quiet the end-of-life banners of Material and of ProperDocs (pulled in by mkdocs-redirects)
 # and TensorFlow's C++ INFO lines.
 export NO_MKDOCS_2_WARNING := 1
@@ -10,7 +13,9 @@ export DISABLE_MKDOCS_2_WARNING := true
 export TF_CPP_MIN_LOG_LEVEL := 1
 
 PAGE ?=
-.PHONY: new serve test prerequisites examples examples-gpu site checks test-changed flake bench lighthouse canary lock clean
+# bench/ scripts import the report module (hooks/verification.py) and the Sybil configuration (conftest.py)
+SCRIPT = PYTHONPATH=$(CURDIR):$(CURDIR)/hooks $(BIN)/python
+.PHONY: new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
 # Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
@@ -46,14 +51,21 @@ test: prerequisites examples site checks  ## everything CI runs: examples, publi
 prerequisites:                  ## Python, npm and Chromium, checked (Chromium installed when root) before anything runs
 	PYTHON=$(PYTHON) tests/prerequisites.sh
 
-examples: $(BIN)/.installed     ## run every example; writes build/report/ and build/executed/
-	rm -rf build/report/cpu build/executed
-	tests/offline.sh $(BIN)/pytest docs -n $(WORKERS) --dist loadfile
+examples: $(BIN)/.installed     ## run every example (SHARD=i/N: one CI shard's pages); writes build/report/ and build/executed/
+	rm -rf build/report/cpu build/executed build/shards
+	tests/offline.sh $(BIN)/pytest docs -n $(WORKERS) --dist loadfile $(if $(SHARD),--shard $(SHARD))
 
 examples-gpu: $(BIN)/.installed ## the GPU runner: add the CUDA libraries, require a GPU, run every example
 	$(BIN)/uv pip install --quiet --require-hashes --python $(BIN)/python -r requirements-gpu.lock
 	rm -rf build/report/gpu
-	REQUIRE_GPU=1 tests/offline.sh $(BIN)/pytest docs -n 1
+	TFV_REQUIRE_GPU=1 tests/offline.sh $(BIN)/pytest docs -n 1 $(if $(SHARD),--shard $(SHARD))
+
+merge: $(BIN)/.installed        ## CI: the shards' artefacts (build/artifacts/<device>-<i>/) -> build/; refuses a missing, failed or overlapping shard
+	$(SCRIPT) hooks/shards.py merge cpu $(SHARDS) build/artifacts/cpu-*
+	$(if $(wildcard build/artifacts/gpu-*),$(SCRIPT) hooks/shards.py merge gpu $(GPU_SHARDS) build/artifacts/gpu-*)
+
+durations: $(BIN)/.installed    ## after a full `make examples`: refresh tests/page-durations.json, which balances the CI shards
+	$(SCRIPT) hooks/shards.py durations
 
 site: $(BIN)/.installed         ## the publish build: refuses unverified pages, then checks every link offline
 	rm -rf site
@@ -65,18 +77,18 @@ checks: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed      ##
 	$(BIN)/pytest tests -n $(WORKERS)
 
 test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
-	$(BIN)/python bench/changed.py | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile
+	$(SCRIPT) bench/changed.py | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile
 	$(BIN)/pytest tests -n $(WORKERS) -m "not browser" --deselect tests/test_links.py
 	$(BIN)/mkdocs build --strict
 
 flake:  $(BIN)/.installed       ## the full suite three times: outcomes and recorded results must not change
-	$(BIN)/python bench/flake.py
+	$(SCRIPT) bench/flake.py
 
 bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
-	PYTHONPATH=.:hooks $(BIN)/python bench/suite.py
+	$(SCRIPT) bench/suite.py
 
 lighthouse: $(BIN)/.installed bench/node_modules/.installed  ## Lighthouse scores of three page types (needs make site and Chromium)
-	$(BIN)/python bench/lighthouse.py
+	$(SCRIPT) bench/lighthouse.py
 
 canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=nightly for tf-nightly); not a gate
 	rm -rf build/report/cpu
@@ -84,7 +96,7 @@ canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=n
 	$(BIN)/pip install --quiet $(if $(filter nightly,$(TF)),tf-nightly keras-nightly,--upgrade tensorflow keras)
 	rm $(BIN)/.installed      # the venv no longer matches the lock: the next target reinstalls it
 	-$(BIN)/pytest docs -n $(WORKERS) --dist loadfile -q -p no:cacheprovider
-	$(BIN)/python bench/broken.py | tee build/canary.md
+	$(SCRIPT) bench/broken.py | tee build/canary.md
 
 UV_COMPILE := $(BIN)/uv pip compile --python-version 3.11.7 --python-platform x86_64-manylinux_2_28 --generate-hashes \
 	--no-header --no-annotate --quiet

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+import notebooks  # hooks/ (pyproject: pythonpath): shared with the site build
+import shards
 import verification
-import yaml  # hooks/verification.py (pyproject: pythonpath), shared with the site build
+import yaml
 from sybil import Sybil
 from sybil.evaluators.python import PythonEvaluator, pad
 from sybil.integration.pytest import SybilItem
@@ -39,8 +41,8 @@ def _gpus():
     import tensorflow as tf
 
     gpus = tf.config.list_physical_devices("GPU")
-    if os.environ.get("REQUIRE_GPU") == "1" and not gpus:
-        pytest.exit("REQUIRE_GPU=1 but TensorFlow sees no GPU: this runner cannot produce a GPU report", 3)
+    if os.environ.get("TFV_REQUIRE_GPU") == "1" and not gpus:
+        pytest.exit("TFV_REQUIRE_GPU=1 but TensorFlow sees no GPU: this runner cannot produce a GPU report", 3)
     return gpus
 
 
@@ -54,11 +56,16 @@ def facts():
 
 
 def configure_devices():
-    """On a CPU runner, split the CPU into two logical devices, so distribution pages show two replicas.
-    Must run before TensorFlow initialises its devices (the first op)."""
+    """Split the device into two logical devices, so distribution pages run with two replicas on every
+    runner: the CPU into two logical CPUs, or the first GPU into two logical GPUs of TFV_GPU_MEMORY_MB each
+    (default 2048; a logical GPU needs a memory limit). Must run before TensorFlow initialises its devices."""
     import tensorflow as tf
 
-    if not _gpus():
+    gpus = _gpus()
+    if gpus:
+        memory = int(os.environ.get("TFV_GPU_MEMORY_MB", "2048"))
+        tf.config.set_logical_device_configuration(gpus[0], [tf.config.LogicalDeviceConfiguration(memory)] * 2)
+    else:
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 
@@ -82,8 +89,31 @@ def _device_facts():
 FACTS = {}
 
 
+def pytest_addoption(parser):
+    parser.addoption("--shard", metavar="i/N", help="run only the pages of shard i of N (hooks/shards.py)")
+
+
+def _shard(config):
+    """(i, N, the pages of shard i) for `--shard i/N`, else None; the same plan in every xdist process."""
+    spec = config.getoption("shard")
+    if not spec:
+        return None
+    index, count = shards.parse(spec)
+    return index, count, set(shards.plan(verification.content_pages(), count)[index - 1])
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = _shard(config)
+    if shard:
+        config.hook.pytest_deselected(items=[item for item in items if item.path not in shard[2]])
+        items[:] = [item for item in items if item.path in shard[2]]
+    if all(_is_page(item.path) for item in items):  # the example run: longest pages first, so that xdist's
+        weight = shards.weights({item.path for item in items})  # workers finish together (a stable sort keeps
+        items.sort(key=lambda item: -weight[item.path])  # each page's blocks in page order)
+
+
 def pytest_sessionstart(session):
-    if os.environ.get("REQUIRE_GPU") == "1":
+    if os.environ.get("TFV_REQUIRE_GPU") == "1":
         _gpus()  # fail at once, before collecting anything
 
 
@@ -374,15 +404,12 @@ def _lint_skipped(item):
 
 class NotebookItem(pytest.Item):
     def runtest(self):
-        import jupytext
         import nbformat
         from nbclient import NotebookClient
         from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
         facts()  # this worker's device and versions go into the report
-        notebook = jupytext.read(self.path)
-        if notebook.cells and notebook.cells[0].cell_type == "raw" and notebook.cells[0].source.startswith("---"):
-            notebook.cells.pop(0)  # the page's front matter (description, tags): page metadata, not content
+        notebook = notebooks.read(self.path)
         lines = _cell_lines(self.path, len(notebook.cells))
         for index, cell in enumerate(notebook.cells):
             refused = REFUSED_TAGS & set(cell.metadata.get("tags", []))
@@ -451,7 +478,8 @@ class NotebookFile(pytest.File):
 
 
 class BrokenPage(pytest.Item):
-    """A page whose front matter cannot be read: it fails on its own; every other page still runs and reports."""
+    """A misnamed page, or one whose front matter cannot be read: it fails on its own, naming the file;
+    every other page still runs and reports."""
 
     def __init__(self, *, problem, **kwargs):
         super().__init__(**kwargs)
@@ -464,14 +492,21 @@ class BrokenPage(pytest.Item):
         return self.problem
 
     def reportinfo(self):
-        return self.path, 0, "front matter"
+        return self.path, 0, "page"
 
 
 def _is_page(path):
-    return path.suffix in (".md", ".py") and verification.DOCS in path.parents
+    """A file under docs/ that pytest should look at: every .md and .py except the site pages (home, section
+    indexes, tags), which hold no examples (a code block there has no report, so the HTML census refuses it)."""
+    return (path.suffix in (".md", ".py") and verification.DOCS in path.parents
+            and verification.page_key(path) not in verification.SITE_PAGES)
 
 
-def _front_matter_problem(path):
+def _page_problem(path):
+    key = verification.page_key(path)
+    if not verification.is_content_page(key):
+        return (f"docs/{key}:1: not a page file the site publishes: docs/<section>/<slug>.md or .py, "
+                f"with <section> one of {', '.join(verification.SECTIONS)} and a lowercase, hyphenated slug")
     try:
         verification.front_matter(path)
     except ValueError as error:
@@ -494,7 +529,7 @@ def pytest_pycollect_makemodule(module_path, parent):
 
 
 def _page_file(path, parent):
-    problem = _front_matter_problem(path)
+    problem = _page_problem(path)
     if problem:
         return _BrokenFile.from_parent(parent, path=path, problem=problem)
     if path.suffix == ".py":
@@ -508,7 +543,7 @@ class _BrokenFile(pytest.File):
         self.problem = problem
 
     def collect(self):
-        yield BrokenPage.from_parent(self, name="front matter", problem=self.problem)
+        yield BrokenPage.from_parent(self, name="page", problem=self.problem)
 
 
 # --- The verification report ------------------------------------------------------------
@@ -557,9 +592,9 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-RESULTS = {}
+RESULTS = {}  # page -> line -> the example's entry in the report
 PAGE_FACTS = {}  # page -> the facts of the process that ran it
-BUDGET_ERRORS = []
+PROBLEMS = []  # what the report rules (verification.problems) found in the reports this run wrote
 
 
 def pytest_runtest_logreport(report):
@@ -582,33 +617,22 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session):
-    if hasattr(session.config, "workerinput") or not RESULTS:
+    if hasattr(session.config, "workerinput"):
         return  # xdist workers report to the controller, which writes
     for page, examples in RESULTS.items():
-        key = verification.page_key(page)
         if page not in PAGE_FACTS:  # nothing ran (e.g. broken front matter): no device to vouch for
             continue
-        page_facts = PAGE_FACTS[page]
-        ordered = [examples[line] for line in sorted(examples)]
-        results = {name: value for entry in ordered for name, value in entry.pop("results", {}).items()}
-        notebook = next((entry.pop("notebook") for entry in ordered if "notebook" in entry), None)
-        seconds = round(sum(e["duration"] for e in ordered), 3)
-        try:
-            allowed = verification.budget(page)
-        except ValueError:  # broken front matter: its item failed already; still write what ran
-            allowed = float(verification.BUDGET)
-        if seconds > allowed:
-            session.exitstatus = 1
-            BUDGET_ERRORS.append(f"{key}: examples took {seconds:.0f} s, budget {allowed:.0f} s")
-        if page_facts["device"] == "gpu" and os.environ.get("REQUIRE_GPU") == "1":
-            for entry in ordered:
-                if entry["outcome"] == "skipped" and "GPU" in (entry["reason"] or ""):
-                    entry["outcome"] = "failed"  # a GPU example may not end skipped on the GPU runner
-                    session.exitstatus = 1
-        verification.write_report(page_facts["device"], key, {
-            **page_facts, "page": key, "hash": verification.content_hash(page), "examples": ordered,
-            "duration": seconds, "budget": allowed, "results": results, **({"notebook": notebook} if notebook else {}),
-        })
+        report = verification.assemble(page, [examples[line] for line in sorted(examples)], PAGE_FACTS[page])
+        verification.write_report(report)
+        found = verification.problems(report, report["page"], device=report["device"])
+        PROBLEMS.extend(f"docs/{report['page']}: {problem}" for problem in found)
+    if PROBLEMS:
+        session.exitstatus = 1
+    shard = _shard(session.config)
+    if shard:  # the manifest the build job's merge checks
+        index, count, pages = shard
+        device = next(iter(PAGE_FACTS.values()), {"device": "cpu"})["device"]
+        shards.write_manifest(device, index, count, pages, session.exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -617,5 +641,5 @@ def pytest_terminal_summary(terminalreporter):
         devices = sorted({f["device"] for f in PAGE_FACTS.values()})
         terminalreporter.write_line(f"verification report: {count} examples on {len(PAGE_FACTS)} pages "
                                     f"-> {verification.REPORTS} ({', '.join(devices) or 'nothing ran'})")
-        for error in BUDGET_ERRORS:
-            terminalreporter.write_line(f"OVER BUDGET: {error}", red=True)
+        for problem in PROBLEMS:
+            terminalreporter.write_line(f"REPORT: {problem}", red=True)

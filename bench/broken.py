@@ -1,12 +1,9 @@
 """List the pages whose latest report has a failed example (the canary job publishes this list)."""
 
-import json
-from pathlib import Path
+import verification
 
-REPORT = Path(__file__).resolve().parent.parent / "build/report/cpu"
 broken = []
-for path in sorted(REPORT.rglob("*.json")):
-    report = json.loads(path.read_text())
+for report in verification.reports("cpu"):
     failed = [e["line"] for e in report["examples"] if e["outcome"] == "failed"]
     if failed:
         broken.append(f"- docs/{report['page']} (lines {', '.join(map(str, failed))}) on TF {report['versions']['tensorflow']}")

@@ -1,23 +1,22 @@
-"""The pages `make test-changed` runs: pages, notebooks and snippets changed against main (committed,
-staged, unstaged or new), each snippet mapped to the pages that include it. Machinery changes
-(conftest.py, hooks/, the lock) affect every page, so then every page runs."""
+"""The pages `make test-changed` runs: pages changed against main (committed, staged, unstaged or new), and
+the pages that include a changed snippet (nested includes too). A change to what every page's content hash
+covers (conftest, hooks, mkdocs.yml, the locks, snippets/shared/) runs every page."""
 
-import re
 import subprocess
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import verification
+
+ROOT = verification.ROOT
 
 
 def git(*args):
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
 
 
-changed = set(git("diff", "--name-only", "main")) | set(git("ls-files", "--others", "--exclude-standard"))
-if changed & {"conftest.py", "requirements.lock"} or any(name.startswith("hooks/") for name in changed):
-    pages = ["docs"]
+changed = {ROOT / name for name in git("diff", "--name-only", "main") + git("ls-files", "--others", "--exclude-standard")}
+machinery = {ROOT / name for name in verification.MACHINERY}
+if changed & machinery or any(p.parent in (ROOT / "hooks", ROOT / "snippets/shared") for p in changed):
+    pages = verification.content_pages()
 else:
-    pages = {name for name in changed if name.startswith("docs/") and re.search(r"/[^/]+/[^/]+\.(md|py)$", name)}
-    for snippet in (name for name in changed if name.startswith("snippets/")):
-        pages |= {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md") if snippet in p.read_text()}
-print("\n".join(sorted(p for p in pages if (ROOT / p).exists())))
+    pages = [page for page in verification.content_pages() if page in changed or verification.includes(page) & changed]
+print("\n".join(str(page.relative_to(ROOT)) for page in pages))

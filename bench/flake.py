@@ -1,19 +1,18 @@
 """make flake: the full example suite three times; outcomes and recorded results must be identical."""
 
-import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-REPORT = ROOT / "build/report/cpu"
+import verification
+
+ROOT = verification.ROOT
+REPORT = verification.REPORTS / "cpu"
 
 
 def snapshot():
     pages = {}
-    for path in sorted(REPORT.rglob("*.json")):
-        report = json.loads(path.read_text())
+    for report in verification.reports("cpu"):
         pages[report["page"]] = {"outcomes": [(e["line"], e["outcome"], e["reason"]) for e in report["examples"]],
                                  "results": report.get("results", {})}
     return pages

@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 from unittest import SkipTest
 
-import conftest  # the Sybil configuration, used here without pytest (make bench puts the root and hooks/ on PYTHONPATH)
+import notebooks
+import verification
+import conftest  # the Sybil configuration, used here without pytest (make puts the root and hooks/ on PYTHONPATH)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,13 +38,12 @@ def run_markdown(path):
 
 
 def run_notebook(path):
-    import jupytext
     import matplotlib
 
     matplotlib.use("Agg")
     os.chdir(tempfile.mkdtemp(prefix=f"floor-{path.stem}-"))  # as under pytest: files go to a temporary folder
     namespace = {"__name__": "__main__"}
-    for index, cell in enumerate(jupytext.read(path).cells):
+    for index, cell in enumerate(notebooks.read(path).cells):
         if cell.cell_type == "code":
             name = f"<{path.name} cell {index}>"  # as IPython does: AutoGraph reads a function's source from linecache
             linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(True), name)
@@ -50,8 +51,7 @@ def run_notebook(path):
 
 
 def main(paths):
-    pages = [Path(p).resolve() for p in paths] or sorted(
-        p for p in (ROOT / "docs").rglob("*") if p.suffix in (".md", ".py"))
+    pages = [Path(p).resolve() for p in paths] or verification.content_pages()
     start = time.perf_counter()
     conftest.facts()  # as under pytest: devices are configured before any page runs
     for page in pages:

@@ -46,6 +46,9 @@ class Hosted(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+index = (ROOT / "site/search/search_index.json").read_bytes()
+print(f"search index: {len(index) / 1024:.0f} kB raw, {len(gzip.compress(index)) / 1024:.0f} kB gzipped, "
+      f"{len(json.loads(index)['docs'])} entries")
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Hosted, directory=ROOT / "site"))
 threading.Thread(target=server.serve_forever, daemon=True).start()
 env = {**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH", "/usr/bin/chromium")}

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import verification
+
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 PYTEST = [PY, "-m", "pytest", "docs", "-q", "-p", "no:cacheprovider"]
@@ -29,8 +31,7 @@ def timed(label, commands):
     return seconds
 
 
-pages = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*")
-               if p.suffix in (".md", ".py") and p.name != "index.md")
+pages = [str(p.relative_to(ROOT)) for p in verification.content_pages()]
 before = timed("(c) floor: one process, no pytest", [[PY, "bench/floor.py"]])
 serial = timed("(a) pytest, serial", [PYTEST])
 parallel = timed("(b) pytest -n 2 --dist loadfile", [PYTEST + ["-n", "2", "--dist", "loadfile"]])

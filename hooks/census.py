@@ -22,7 +22,7 @@ LABEL = "tfv-not-run"
 @event_priority(-100)  # after every other hook has changed the page
 def on_post_page(output, page, config):
     uri = page.file.src_uri
-    PAGES[Path(page.file.abs_dest_path).resolve()] = uri.removesuffix(".ipynb") + ".py" if uri.endswith(".ipynb") else uri
+    PAGES[Path(page.file.abs_dest_path).resolve()] = verification.source_key(uri)
     return output
 
 

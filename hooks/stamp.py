@@ -9,37 +9,25 @@ for every page (the workflow's build job). hooks/census.py then checks the built
 import html
 import os
 import re
-from pathlib import Path
 
 import verification
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from mkdocs.structure.files import File
 
 PAGE_SUFFIXES = (".md", ".py", ".ipynb", ".html", ".htm")  # files MkDocs or mkdocs-jupyter would render or copy as pages
 DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>skip|not-executed):\s*(?P<text>.*?)\s*-->[ \t]*$", re.M)
 
 
-def is_content(src_uri):
-    """A page with examples: docs/<section>/<slug>.md or a notebook docs/<section>/<slug>.py."""
-    path = Path(src_uri)
-    return len(path.parts) == 2 and path.suffix in (".md", ".py") and path.name != "index.md"
-
-
-@event_priority(100)  # before mkdocs-jupyter wraps the notebook files
+@event_priority(100)  # before hooks/notebooks.py swaps notebook sources for their executed notebooks
 def on_files(files, config):
     gate, errors = verification.gate(config), []
-    for file in list(files):
+    for file in files:
         key = file.src_uri
         if gate["publish"] and key.endswith(PAGE_SUFFIXES) and not (
-                key in verification.SITE_PAGES or verification.PAGE_FILE.fullmatch(key)):
+                key in verification.SITE_PAGES or verification.is_content_page(key)):
             errors.append(f"docs/{key}: not a page file the site publishes (docs/<section>/<slug>.md or .py)")
-        if not is_content(key):
-            continue
-        if key.endswith(".py"):  # a notebook page: render the notebook the test run executed
-            files.remove(file)
-            files.append(_notebook(key, config, preview=not gate["publish"]))
-        errors += [f"docs/{key}: {p}" for p in _problems(key, gate)]
+        if verification.is_content_page(key):
+            errors += [f"docs/{key}: {p}" for p in _problems(key, gate)]
     if gate["publish"] and errors:
         raise PluginError("refusing to publish unverified pages:\n  " + "\n  ".join(errors))
     return files
@@ -58,31 +46,6 @@ def _problems(key, gate, device=None):
     return found
 
 
-def _notebook(key, config, preview):
-    """The executed notebook from build/executed/, or (preview only) the source without outputs."""
-    name = Path(key).with_suffix(".ipynb").as_posix()
-    folder = verification.EXECUTED
-    if not (folder / name).exists() and preview:
-        import jupytext
-
-        folder = verification.ROOT / "build" / "preview"
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(jupytext.read(verification.DOCS / key), folder / name)
-    return File(name, src_dir=str(folder), dest_dir=config.site_dir, use_directory_urls=config.use_directory_urls)
-
-
-def page_key(page):
-    """The page's source under docs/ (a notebook page's source is its jupytext .py file)."""
-    uri = page.file.src_uri
-    return uri.removesuffix(".ipynb") + ".py" if uri.endswith(".ipynb") else uri
-
-
-def on_page_context(context, page, config, nav):
-    if page.file.src_uri.endswith(".ipynb") and page.edit_url:  # edit the .py source, not the executed copy
-        page.edit_url = page.edit_url.removesuffix(".ipynb") + ".py"
-    return context
-
-
 def on_page_markdown(markdown, page, config, files):
     """Skip and not-executed directives are HTML comments; show their reasons to the reader."""
 
@@ -94,18 +57,37 @@ def on_page_markdown(markdown, page, config, files):
         return (f'{match["indent"]}{match[0].strip()}\n{match["indent"]}<p class="tfv-not-run">'
                 f'<strong>{label}:</strong> {html.escape(reason)}</p>\n')
 
-    return DIRECTIVE.sub(visible, markdown)
+    return DIRECTIVE.sub(visible, markdown).replace("<!-- verified -->", _summary(verification.gate(config)))
 
 
-NOTEBOOK_DIRECTIVE = re.compile(r"<!--\s*not-executed:\s*(?P<text>.*?)\s*-->")
+def _summary(gate):
+    """The home page's line: how many pages and examples the last run verified (`<!-- verified -->`)."""
+    pages = [verification.page_key(path) for path in verification.content_pages()]
+    try:
+        reports = {key: verification.read_report("cpu", key) for key in pages}
+        gpu = {key: verification.read_report("gpu", key) for key in pages}
+    except verification.BadReport as error:
+        return f'<p class="tfv-unverified">Not verified: {html.escape(str(error))}</p>'
+    good = [r for key, r in reports.items() if r and not verification.problems(r, key, commit=gate["commit"])]
+    examples = [e for r in good for e in r["examples"]]
+    passed = sum(e["outcome"] == "passed" and "cells" not in e for e in examples)
+    cells = sum(e.get("cells", 0) for e in examples)
+    skipped = sum(e["outcome"] == "skipped" for e in examples)
+    dates = sorted({r["date"] for r in good})
+    versions = sorted({f"TF {r['versions']['tensorflow']} · Keras {r['versions']['keras']}" for r in good})
+    on_gpu = sum(r is not None for r in gpu.values())
+    when = "" if not dates else dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    text = (f"<strong>{len(good)} of {len(pages)} pages verified</strong> in the last run: {passed} examples passed "
+            f"and {cells} notebook cells ran; {skipped} blocks skipped, each with its reason shown on its page"
+            + (f"; {on_gpu} pages also ran on the GPU runner" if on_gpu else "")
+            + "".join(f" · {part}" for part in (" / ".join(versions), when) if part))
+    css = "tfv-verified" if len(good) == len(pages) else "tfv-unverified"
+    return f'<p class="{css} tfv-summary" role="note">{text}</p>'
 
 
 def on_page_content(content, page, config, files):
-    key = page_key(page)
-    if page.file.src_uri.endswith(".ipynb"):  # a notebook's Markdown cells: the same visible label
-        content = NOTEBOOK_DIRECTIVE.sub(lambda m: f'{m[0]}\n<p class="tfv-not-run"><strong>Not executed here:</strong> '
-                                         f'{html.escape(m["text"])}</p>', content)
-    if not is_content(key):
+    key = verification.source_key(page.file.src_uri)
+    if not verification.is_content_page(key):
         return content
     gate = verification.gate(config)
     lines = [_line(device, key, gate) for device in ("cpu", "gpu")]

@@ -1,5 +1,7 @@
-"""The verification report: written by the test run (conftest.py), read by the build (hooks/stamp.py,
-hooks/census.py) and by the checks under tests/.
+"""The verification report, and the one place its rules live. conftest.py hands it what ran (`assemble`,
+`write_report`), and the test run, the build (hooks/stamp.py, hooks/census.py), tests/ and bench/ all read it
+(`read_report`, `reports`) and judge it (`problems`) here. Also the page facts they share: which files are
+content pages, the notebook page <-> executed notebook mapping, front matter, code digests, the content hash.
 
 One JSON file per page and device: build/report/<device>/<page>.json, where <page> is the page's path
 under docs/. Every example entry carries the digest of the code that really ran (`ran`), so the build can
@@ -13,6 +15,7 @@ import json
 import re
 import textwrap
 from pathlib import Path
+from typing import Iterator, Literal, NotRequired, TypedDict
 
 import jsonschema
 import yaml
@@ -80,6 +83,37 @@ REPORT = {  # reports travel between machines (the GPU runner's comes back as an
 }
 
 
+class Result(TypedDict):
+    value: float
+    rtol: float
+    atol: float
+
+
+class Example(TypedDict):  # one code block (or, for a notebook page, the whole notebook)
+    line: int
+    outcome: Literal["passed", "skipped", "failed"]
+    reason: str | None  # why it was skipped
+    duration: float
+    ran: NotRequired[list[str]]  # digests of the code that executed
+    source: NotRequired[str]  # digest of a skipped block's code
+    cells: NotRequired[int]  # notebook cells executed
+
+
+class Report(TypedDict):  # build/report/<device>/<page>.json; REPORT is the same shape as a JSON schema
+    page: str
+    device: Literal["cpu", "gpu"]
+    gpu_model: str | None
+    versions: dict[str, str]  # tensorflow, keras, python
+    commit: str
+    date: str
+    hash: str  # content_hash() of the page when it ran
+    notebook: NotRequired[str]  # sha256 of the executed .ipynb
+    duration: float
+    budget: float
+    results: dict[str, Result]  # record("name", value)
+    examples: list[Example]
+
+
 # --- Pages -------------------------------------------------------------------------------
 
 def front_matter(path):
@@ -119,6 +153,27 @@ def _rel(path):
 def page_key(path):
     """'interview-questions/trace-lab.md' for docs/interview-questions/trace-lab.md."""
     return Path(path).resolve().relative_to(DOCS).as_posix()
+
+
+def is_content_page(key):
+    """A page with examples, which the site publishes: docs/<section>/<slug>.md, or a notebook page
+    docs/<section>/<slug>.py (a jupytext file). The only definition the test run, the build and the checks use."""
+    return bool(PAGE_FILE.fullmatch(key)) and key not in SITE_PAGES
+
+
+def content_pages():
+    """Every content page under docs/, sorted."""
+    return sorted(path for path in DOCS.rglob("*") if is_content_page(path.relative_to(DOCS).as_posix()))
+
+
+def notebook_name(key):
+    """The rendered notebook of a notebook page: 'a/b.py' -> 'a/b.ipynb' (also the name it has on the site)."""
+    return Path(key).with_suffix(".ipynb").as_posix()
+
+
+def source_key(uri):
+    """The page a docs file comes from: 'a/b.ipynb' (a rendered notebook) -> 'a/b.py'; anything else unchanged."""
+    return uri.removesuffix(".ipynb") + ".py" if uri.endswith(".ipynb") else uri
 
 
 def budget(path):
@@ -186,9 +241,25 @@ def report_path(device, key):
     return REPORTS / device / f"{key}.json"
 
 
-def write_report(device, key, report):
+def assemble(page, examples: list[Example], facts) -> Report:
+    """A page's report from its examples (in page order) and the facts of the process that ran them
+    (device, GPU model, versions, commit, date). Named results and the executed notebook's digest move from
+    the example that recorded them to the report."""
+    examples = [dict(entry) for entry in examples]
+    results = {name: value for entry in examples for name, value in entry.pop("results", {}).items()}
+    notebook = next((entry.pop("notebook") for entry in examples if "notebook" in entry), None)
+    try:
+        allowed = budget(page)
+    except ValueError:  # broken front matter: that page failed already; still record what ran
+        allowed = float(BUDGET)
+    return {**facts, "page": page_key(page), "hash": content_hash(page), "examples": examples,
+            "duration": round(sum(e["duration"] for e in examples), 3), "budget": allowed, "results": results,
+            **({"notebook": notebook} if notebook else {})}
+
+
+def write_report(report: Report):
     jsonschema.validate(report, REPORT)
-    path = report_path(device, key)
+    path = report_path(report["device"], report["page"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -197,7 +268,7 @@ class BadReport(Exception):
     pass
 
 
-def read_report(device, key):
+def read_report(device, key) -> Report | None:
     """The report, checked against the schema (it may come from another machine); None when there is none."""
     path = report_path(device, key)
     if not path.exists():
@@ -213,8 +284,14 @@ def read_report(device, key):
     return report
 
 
+def reports(device="cpu") -> Iterator[Report]:
+    """Every report on disk for one device, checked, in page order."""
+    for path in sorted((REPORTS / device).rglob("*.json")):
+        yield read_report(device, path.relative_to(REPORTS / device).as_posix().removesuffix(".json"))
+
+
 def executed_notebook(key):
-    return EXECUTED / Path(key).with_suffix(".ipynb")
+    return EXECUTED / notebook_name(key)
 
 
 def parity(gpu, cpu):
@@ -229,9 +306,10 @@ def parity(gpu, cpu):
     return found
 
 
-def problems(report, key, *, commit=None, device="cpu", cpu=None):
+def problems(report: Report | None, key, *, commit=None, device="cpu", cpu: Report | None = None) -> list[str]:
     """Why this report cannot back a published page; an empty list when it can. For a GPU report,
-    `cpu` is the CPU report its recorded results must match."""
+    `cpu` is the CPU report its recorded results must match. The test run applies the same rules to the
+    reports it has just written (a page over budget, or a GPU example skipped on a GPU runner, fails the run)."""
     if report is None:
         return [f"no {device} report (run `make test`)"]
     found = []
@@ -253,7 +331,7 @@ def problems(report, key, *, commit=None, device="cpu", cpu=None):
             found.append(f"no executed notebook {notebook.relative_to(ROOT)}")
         elif report.get("notebook") != file_digest(notebook):
             found.append(f"{notebook.relative_to(ROOT)} is not the notebook this report's run executed")
-    allowed = budget(DOCS / key)
+    allowed = report["budget"]  # the front matter's budget when the report was written (a later change makes it stale)
     if report["duration"] > allowed:
         found.append(f"{device} examples took {report['duration']:.0f} s, over the page's {allowed:.0f} s budget")
     if device == "gpu":

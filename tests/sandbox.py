@@ -1,8 +1,7 @@
-"""A throw-away copy of the project (its machinery, none of its pages) to feed bad input to."""
+"""A throw-away copy of the project (its machinery, none of its pages) to feed bad input to, on pytest's own
+`pytester`: a temporary folder it changes into, an isolated HOME, subprocess runs with a timeout."""
 
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,22 +14,25 @@ MACHINERY = ["conftest.py", "pyproject.toml", "mkdocs.yml", "requirements.lock",
 
 
 @pytest.fixture
-def project(tmp_path):
+def project(pytester):
     for name in MACHINERY:
-        source, target = ROOT / name, tmp_path / name
+        source, target = ROOT / name, pytester.path / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(source, target)
-    (tmp_path / "docs/index.md").write_text("# Home\n")
-    (tmp_path / "snippets/interview-questions").mkdir(parents=True)
-    (tmp_path / "snippets/interview-questions/lab.py").write_text(
+    (pytester.path / "docs/index.md").write_text("# Home\n")
+    (pytester.path / "snippets/interview-questions").mkdir(parents=True)
+    (pytester.path / "snippets/interview-questions/lab.py").write_text(
         "a = 1\n# --8<-- [start:part]\nb = a + 1\nassert b == 3, 'b is 2'\n# --8<-- [end:part]\n")
-    return tmp_path
+    return pytester
 
 
 def run(project, *command, **env):
-    result = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", **env})
-    return result.returncode, result.stdout + result.stderr
+    """(exit code, stdout + stderr) of a command run in the copy, with these environment variables set."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", **env}.items():
+            patch.setenv(name, value)
+        result = project.run(*map(str, command), timeout=300)
+    return int(result.ret), "\n".join(result.outlines + result.errlines)

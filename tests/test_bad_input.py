@@ -6,7 +6,7 @@ from sandbox import BIN, run
 
 
 def pytest_page(project, name, text, **env):
-    page = project / "docs/interview-questions" / name
+    page = project.path / "docs/interview-questions" / name
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(text)
     return run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", f"docs/interview-questions/{name}", **env)
@@ -47,13 +47,13 @@ def test_notebook_cell_that_shows_a_tensorflow_warning_names_file_and_line(proje
 
 
 def test_require_gpu_without_gpu_fails_at_once(project):
-    code, out = pytest_page(project, "g.md", "# G\n\n```python\nx = 1\n```\n", REQUIRE_GPU="1")
-    assert code == 3 and "REQUIRE_GPU=1 but TensorFlow sees no GPU" in out, out
-    assert not (project / "build/report").exists(), "no report may be written"
+    code, out = pytest_page(project, "g.md", "# G\n\n```python\nx = 1\n```\n", TFV_REQUIRE_GPU="1")
+    assert code == 3 and "TFV_REQUIRE_GPU=1 but TensorFlow sees no GPU" in out, out
+    assert not (project.path / "build/report").exists(), "no report may be written"
 
 
 def test_link_to_missing_anchor_fails_the_build(project):
-    (project / "docs/index.md").write_text("# Home\n\n## Part { #part }\n\n[x](#nowhere) [y](#part)\n")
+    (project.path / "docs/index.md").write_text("# Home\n\n## Part { #part }\n\n[x](#nowhere) [y](#part)\n")
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict")
     assert code == 1 and "index.md" in out and "#nowhere" in out and "#part'" not in out, out
 
@@ -61,7 +61,7 @@ def test_link_to_missing_anchor_fails_the_build(project):
 def test_publish_refuses_a_failed_or_missing_report(project):
     code, out = pytest_page(project, "bad.md", "# Bad\n\n```python\nassert False, 'no'\n```\n")
     assert code == 1, out
-    (project / "docs/interview-questions/fine.md").write_text("# Fine\n\n```python\nx = 1\n```\n")  # never run: no report
+    (project.path / "docs/interview-questions/fine.md").write_text("# Fine\n\n```python\nx = 1\n```\n")  # never run: no report
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
     assert code == 1 and "refusing to publish" in out, out
     assert "docs/interview-questions/bad.md: 1 example(s) failed on cpu, first at line 3" in out, out
@@ -72,7 +72,7 @@ def test_publish_refuses_a_stale_report(project):
     code, out = pytest_page(project, "p.md", "# P\n\n```python\nx = 1\n```\n")
     assert code == 0, out
     assert run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")[0] == 0
-    (project / "docs/interview-questions/p.md").write_text("# P\n\n```python\nx = 2\n```\n")  # edited after its run
+    (project.path / "docs/interview-questions/p.md").write_text("# P\n\n```python\nx = 2\n```\n")  # edited after its run
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
     assert code == 1 and "docs/interview-questions/p.md: cpu report is stale" in out, out
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1", TFV_COMMIT="f" * 40)
@@ -125,16 +125,16 @@ def test_kernel_death_names_the_page_and_cell(project):
 
 
 def test_broken_front_matter_fails_alone(project):
-    (project / "docs/interview-questions").mkdir(parents=True)
-    (project / "docs/interview-questions/good.md").write_text("# Good\n\n```python\nx = 1\n```\n")
+    (project.path / "docs/interview-questions").mkdir(parents=True)
+    (project.path / "docs/interview-questions/good.md").write_text("# Good\n\n```python\nx = 1\n```\n")
     bad = {"yaml.md": "---\ntags: [a\n---\n", "list.md": "---\n- a\n---\n", "budget.md": "---\nbudget: {reason: slow}\n---\n"}
     for name, front in bad.items():
-        (project / "docs/interview-questions" / name).write_text(front + "# Bad\n\n```python\nx = 1\n```\n")
+        (project.path / "docs/interview-questions" / name).write_text(front + "# Bad\n\n```python\nx = 1\n```\n")
     code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs")
     assert code == 1, out
     for name in bad:
         assert f"docs/interview-questions/{name}:1: " in out, (name, out)
-    assert (project / "build/report/cpu/interview-questions/good.md.json").exists(), "the good page lost its report"
+    assert (project.path / "build/report/cpu/interview-questions/good.md.json").exists(), "the good page lost its report"
 
 
 def test_sendto_and_sendmsg_are_blocked_too(project):
@@ -148,11 +148,11 @@ def test_sendto_and_sendmsg_are_blocked_too(project):
 
 
 def test_state_a_page_leaves_behind_is_reset_or_detected(project):
-    (project / "docs/interview-questions").mkdir(parents=True)
-    (project / "docs/interview-questions/a.md").write_text(
+    (project.path / "docs/interview-questions").mkdir(parents=True)
+    (project.path / "docs/interview-questions/a.md").write_text(
         "# A\n\n```python\nimport os, warnings\nos.environ['TFV_LEAK'] = '1'\nwarnings.simplefilter('ignore')\n"
         "import keras\nkeras.config.set_dtype_policy('mixed_float16')\n```\n")
-    (project / "docs/interview-questions/b.md").write_text(
+    (project.path / "docs/interview-questions/b.md").write_text(
         "# B\n\n```python\nimport os, warnings, keras\nassert 'TFV_LEAK' not in os.environ\n"
         "assert keras.config.dtype_policy().name == 'float32', keras.config.dtype_policy()\n```\n")
     code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/a.md",
@@ -165,29 +165,29 @@ def test_state_a_page_leaves_behind_is_reset_or_detected(project):
 
 
 def test_examples_cannot_write_into_the_repository(project):
-    page = project / "docs/interview-questions/w.md"
+    page = project.path / "docs/interview-questions/w.md"
     page.parent.mkdir(parents=True)
     page.write_text("# W\n\n```python\n(ROOT / 'docs' / 'planted.md').write_text('# hi')\n```\n")
     code, out = run(project, "tests/offline.sh", str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/w.md")
     assert code == 1 and "Read-only file system" in out and "w.md:4" in out, out
-    assert not (project / "docs/planted.md").exists()
+    assert not (project.path / "docs/planted.md").exists()
 
 
 def test_subprocesses_and_notebook_kernels_have_no_network_but_loopback(project):
     """The outer wall (tests/offline.sh): a network namespace with loopback only, for everything the run starts."""
     probe = "import socket\nprint(sorted(name for _, name in socket.if_nameindex()))\n"
-    page = project / "docs/interview-questions/sub.md"
+    page = project.path / "docs/interview-questions/sub.md"
     page.parent.mkdir(parents=True)
     page.write_text(f"# S\n\n```python\nimport subprocess, sys\nout = subprocess.run([sys.executable, '-c', {probe!r}], "
                     "capture_output=True, text=True).stdout\nassert out.strip() == \"['lo']\", out\n```\n")
     kernel_check = probe.replace("print(", "assert ['lo'] == (") + "\n"
-    (project / "docs/interview-questions/nb.py").write_text("# %%\n" + kernel_check)
+    (project.path / "docs/interview-questions/nb.py").write_text("# %%\n" + kernel_check)
     code, out = run(project, "tests/offline.sh", str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions")
     assert code == 0 and "2 passed" in out, out
 
 
 def test_failing_indented_snippet_section_names_its_real_line(project):
-    (project / "snippets/interview-questions/nested.py").write_text(
+    (project.path / "snippets/interview-questions/nested.py").write_text(
         "def outer():\n    # --8<-- [start:inner]\n    x = 1\n    assert x == 2, 'x is 1'\n    # --8<-- [end:inner]\n")
     code, out = pytest_page(project, "n.md", '# N\n\n```python\n--8<-- "snippets/interview-questions/nested.py:inner"\n```\n')
     assert code == 1 and "snippets/interview-questions/nested.py:4" in out and "x is 1" in out, out

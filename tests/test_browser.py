@@ -3,17 +3,21 @@
 
 import functools
 import http.server
+import json
 import os
+import re
 import threading
 from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
+import verification
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
 CHROME = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
+TENSORFLOW = re.search(r"^tensorflow==(\S+)", (ROOT / "requirements.lock").read_text(), re.M)[1]  # the pinned version
 PAGE_TYPES = {  # one page of every kind the site has
     "home": "/",
     "section index": "/interview-questions/",
@@ -30,8 +34,8 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def base_url():
+@pytest.fixture(scope="session")
+def base_url():  # pytest-playwright's `browser`, `context` and `page` resolve relative URLs against it
     assert (SITE / "index.html").exists(), "site/ is missing: run `make site` first"
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=SITE))
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -39,17 +43,16 @@ def base_url():
     server.shutdown()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
+@pytest.fixture(scope="session")
+def browser_type_launch_args():  # pytest-playwright: launch this machine's Chromium
     assert Path(CHROME).exists(), f"no Chromium at {CHROME}: `apt-get install chromium` (or set CHROME_PATH)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROME, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
-        yield browser
-        browser.close()
+    return {"executable_path": CHROME, "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                                "--disable-component-update", "--disable-sync", "--no-first-run"]}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "permissions": ["clipboard-read", "clipboard-write"]}
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +61,8 @@ def external():
 
 
 @pytest.fixture
-def page(browser, base_url, external):
-    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
-    page = context.new_page()
+def page(page, base_url, external):
+    """pytest-playwright's page, with every request to another host blocked and counted, and its errors kept."""
 
     def route(route):
         url = route.request.url
@@ -73,8 +75,7 @@ def page(browser, base_url, external):
     page.errors = []
     page.on("console", lambda message: page.errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: page.errors.append(str(error)))
-    yield page
-    context.close()
+    return page
 
 
 def test_home_loads_without_console_errors(page, base_url):
@@ -84,6 +85,32 @@ def test_home_loads_without_console_errors(page, base_url):
         assert page.locator(".md-content a", has_text=section).count() >= 1, f"home does not lead to {section}"
     page.wait_for_load_state("networkidle")
     assert page.errors == [], page.errors
+
+
+def test_home_counts_what_the_last_run_verified_and_offers_a_prep_path(page, base_url):
+    page.goto(base_url + "/")
+    pages = len(verification.content_pages())
+    summary = page.locator(".tfv-summary.tfv-verified").inner_text()
+    assert f"{pages} of {pages} pages verified" in summary and f"TF {TENSORFLOW}" in summary, summary
+    path = page.locator("h2#interview-prep ~ ol").first.locator("a")
+    assert path.count() >= 10, path.count()
+    for href in path.evaluate_all("links => links.map(a => a.href)"):
+        assert page.request.get(href).ok, href
+
+
+def test_section_index_filters_by_words_and_difficulty(page, base_url):
+    page.goto(base_url + "/interview-questions/")
+    rows = page.locator(".tfv-pages tbody tr")
+    shown = page.locator(".tfv-pages tbody tr:visible")
+    total = rows.count()
+    assert total == shown.count() >= 40, (total, shown.count())
+    page.get_by_label("Filter pages").fill("retracing")
+    assert 1 <= shown.count() < total and all("retrac" in t.lower() for t in shown.all_inner_texts()), shown.all_inner_texts()
+    page.get_by_label("Filter pages").fill("")
+    page.locator(".tfv-filter button[data-level=hard]").click()
+    levels = shown.evaluate_all("rows => rows.map(r => r.cells[1].textContent.trim())")
+    assert levels and set(levels) == {"hard"} and len(levels) < total, levels
+    assert page.locator(".tfv-filter output").inner_text() == f"{len(levels)} of {total} pages"
 
 
 def test_search_finds_the_right_page(page, base_url):
@@ -97,6 +124,16 @@ def test_search_finds_the_right_page(page, base_url):
 
 
 INDEX = "/search/search_index.json"
+
+
+def test_notebook_search_entries_follow_its_sections():
+    """hooks/notebooks.py lifts each H2 to the level of the cells, so a cell is found under its own section."""
+    docs = json.loads((SITE / INDEX.lstrip("/")).read_text())["docs"]
+    entries = {d["location"]: d for d in docs}
+    page = PAGE_TYPES["notebook"].lstrip("/")
+    assert "plt.subplots" in entries[page + "#chart"]["text"], entries[page + "#chart"]["text"][:300]
+    assert "plt.subplots" not in entries[page]["text"] and "description:" not in entries[page]["text"]
+    assert [d["location"] for d in docs if "Copied!" in d["text"] or "In\xa0[" in d["text"]] == []
 
 
 @pytest.mark.parametrize("way_in", ["shortcut", "click", "phone icon"])
@@ -186,7 +223,7 @@ def test_practice_mode_hides_all_but_the_quick_answer(page, base_url):
 
 def test_practice_mode_on_a_notebook_page_hides_cells_too(page, base_url):
     page.goto(base_url + PAGE_TYPES["notebook"])
-    quick = page.locator("h2#quick-answer + p")
+    quick = page.locator("h2#quick-answer + .jp-Cell p").first  # hooks/notebooks.py lifts each H2 out of its cell
     chart = page.locator(".jp-Cell").filter(has=page.locator("img")).first  # a code cell of the chart section
     page.locator("button.tfv-practice").click()
     assert quick.is_visible() and not chart.is_visible(), "practice mode must hide the notebook's later cells"
@@ -234,7 +271,7 @@ def test_every_content_page_has_stamp_and_edit_link(page, base_url):
         page.goto(base_url + path)
         stamp = page.locator(".tfv-stamp .tfv-verified")
         assert stamp.count() >= 1, f"{path}: no verified stamp"
-        assert "TF 2.21.0" in stamp.first.inner_text(), f"{path}: stamp does not name the TensorFlow version"
+        assert f"TF {TENSORFLOW}" in stamp.first.inner_text(), f"{path}: stamp does not name TensorFlow {TENSORFLOW}"
         edit = page.locator("a[rel=edit]")
         assert edit.count() == 1 and "/edit/main/docs/" in edit.get_attribute("href"), f"{path}: no edit link"
 

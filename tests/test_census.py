@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 NOT_EXECUTED = re.compile(r"<!--\s*not-executed:\s*\S.*-->")
 SKIP = re.compile(r"<!--\s*skip:\s*(?P<args>.*?)\s*-->")
-PAGES = sorted(p for p in verification.DOCS.rglob("*.md"))
+PAGES = [p for p in verification.content_pages() if p.suffix == ".md"]
 
 
 def proto(name):
@@ -108,14 +108,14 @@ def test_every_skip_has_a_reason(page):
                         f"{rel(page)}:{number}: a GPU skip must be conditional: skip: next if(not HAS_GPU, reason=...)"
 
 
-@pytest.mark.parametrize("notebook", sorted(verification.DOCS.rglob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("notebook", [p for p in verification.content_pages() if p.suffix == ".py"], ids=lambda p: p.name)
 def test_every_notebook_ran(notebook):
     key = verification.page_key(notebook)
     report = verification.read_report("cpu", key)
     if report is None:
         pytest.skip(f"{key}: no report yet: run `make examples` (or pytest docs/{key})")
     assert not verification.problems(report, key), verification.problems(report, key)
-    assert (verification.EXECUTED / Path(key).with_suffix(".ipynb")).exists(), f"{key}: no executed notebook"
+    assert verification.executed_notebook(key).exists(), f"{key}: no executed notebook"
 
 
 def test_census_finds_material_fences(tmp_path):

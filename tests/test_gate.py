@@ -10,18 +10,18 @@ PAGE = "# P\n\n```python\nx = 1\n```\n"
 
 def reports(project, **gpu_changes):
     """Run the page on CPU for real, then write the GPU report a GPU runner would have written."""
-    (project / "docs/interview-questions").mkdir(parents=True)
-    (project / "docs/interview-questions/p.md").write_text(PAGE)
+    (project.path / "docs/interview-questions").mkdir(parents=True)
+    (project.path / "docs/interview-questions/p.md").write_text(PAGE)
     code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/p.md")
     assert code == 0, out
-    cpu_path = project / "build/report/cpu/interview-questions/p.md.json"
+    cpu_path = project.path / "build/report/cpu/interview-questions/p.md.json"
     cpu = json.loads(cpu_path.read_text())
     cpu["results"] = {"loss": {"value": 0.25, "rtol": 1e-3, "atol": 0.0}}
     cpu_path.write_text(json.dumps(cpu))
     gpu = {**cpu, "device": "gpu", "gpu_model": "NVIDIA L4", "results": {"loss": {"value": 0.2501, "rtol": 1e-3, "atol": 0}},
            **gpu_changes}
-    (project / "build/report/gpu/interview-questions").mkdir(parents=True)
-    (project / "build/report/gpu/interview-questions/p.md.json").write_text(json.dumps(gpu))
+    (project.path / "build/report/gpu/interview-questions").mkdir(parents=True)
+    (project.path / "build/report/gpu/interview-questions/p.md.json").write_text(json.dumps(gpu))
 
 
 def build(project, **env):
@@ -32,7 +32,7 @@ def test_gpu_report_adds_a_stamp_line(project):
     reports(project)
     code, out = build(project)
     assert code == 0, out
-    html = (project / "site/interview-questions/p/index.html").read_text()
+    html = (project.path / "site/interview-questions/p/index.html").read_text()
     assert "GPU (NVIDIA L4)" in html and "CPU ·" in html, "both stamp lines expected"
 
 
@@ -50,25 +50,25 @@ def test_cpu_gpu_mismatch_refuses_publishing(project):
 
 def test_missing_gpu_report_refuses_publishing_in_ci(project):
     reports(project)
-    (project / "build/report/gpu/interview-questions/p.md.json").unlink()
+    (project.path / "build/report/gpu/interview-questions/p.md.json").unlink()
     code, out = build(project)
     assert code == 1 and "docs/interview-questions/p.md: no gpu report" in out, out
 
 
 def test_over_budget_fails_the_run_and_the_build(project):
-    (project / "docs/interview-questions").mkdir(parents=True)
-    (project / "docs/interview-questions/slow.md").write_text(
+    (project.path / "docs/interview-questions").mkdir(parents=True)
+    (project.path / "docs/interview-questions/slow.md").write_text(
         "---\nbudget:\n  seconds: 0.5\n  reason: a test of the budget\n---\n# Slow\n\n```python\nimport time\n"
         "time.sleep(1)\n```\n")
     code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/slow.md")
-    assert code == 1 and "OVER BUDGET: interview-questions/slow.md: examples took 1 s, budget 0 s" in out, out
+    assert code == 1 and "REPORT: docs/interview-questions/slow.md: cpu examples took 1 s, over the page's 0 s budget" in out, out
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
     assert code == 1 and "over the page's 0 s budget" in out, out
 
 
 def publish(project, name, text):
     """Run one page for real, then the publish build; (exit code, output)."""
-    page = project / "docs/interview-questions" / name
+    page = project.path / "docs/interview-questions" / name
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(text)
     code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", f"docs/interview-questions/{name}")
@@ -85,7 +85,7 @@ def test_census_refuses_python_no_example_ran(project):
 def test_census_refuses_a_forged_report(project):
     code, out = publish(project, "f.md", "# F\n\n```python\nx = 1\n```\n")
     assert code == 0, out
-    path = project / "build/report/cpu/interview-questions/f.md.json"
+    path = project.path / "build/report/cpu/interview-questions/f.md.json"
     report = json.loads(path.read_text())
     report["examples"][0]["ran"] = ["0" * 64]  # valid shape, wrong code
     path.write_text(json.dumps(report))
@@ -103,15 +103,15 @@ def test_skipped_block_is_published_only_with_its_label(project):
                         "```python\nx = 1\n```\n\n??? question \"In a collapsed block\"\n    Text.\n\n"
                         '    <!-- skip: next "needs a second server" -->\n    ```python\n    print(2)\n    ```\n')
     assert code == 0, out
-    html = (project / "site/interview-questions/s/index.html").read_text()
+    html = (project.path / "site/interview-questions/s/index.html").read_text()
     assert "Skipped:</strong> needs a server" in html and "Skipped:</strong> needs a second server" in html
 
 
 def test_only_allow_listed_page_files_are_published(project):
     for name in ["docs/stray.md", "docs/interview-questions/Bad_Name.md", "docs/notes/x.md",
                  "docs/interview-questions/fake.ipynb", "docs/interview-questions/raw.html"]:
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text("{}" if name.endswith("ipynb") else "# X\n")
+        (project.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (project.path / name).write_text("{}" if name.endswith("ipynb") else "# X\n")
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
     assert code == 1, out
     for name in ["docs/stray.md", "docs/interview-questions/Bad_Name.md", "docs/notes/x.md",
@@ -123,9 +123,9 @@ def test_report_fields_are_escaped_and_type_checked(project):
     reports(project, gpu_model="<script>alert(1)</script>")
     code, out = build(project)
     assert code == 0, out
-    html = (project / "site/interview-questions/p/index.html").read_text()
+    html = (project.path / "site/interview-questions/p/index.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
-    path = project / "build/report/gpu/interview-questions/p.md.json"
+    path = project.path / "build/report/gpu/interview-questions/p.md.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "duration": "fast"}))
     code, out = build(project)
     assert code == 1 and "p.md.json: not a valid report: 'fast' is not of type 'number'" in out, out
@@ -134,14 +134,14 @@ def test_report_fields_are_escaped_and_type_checked(project):
 def test_executed_notebook_must_be_the_one_the_run_wrote(project):
     code, out = publish(project, "nb.py", "# %% [markdown]\n# # NB\n\n# %%\nprint(6 * 7)\n")
     assert code == 0, out
-    executed = project / "build/executed/interview-questions/nb.ipynb"
+    executed = project.path / "build/executed/interview-questions/nb.ipynb"
     executed.write_text(executed.read_text().replace("42", "41"))
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
     assert code == 1 and "nb.ipynb is not the notebook this report's run executed" in out, out
 
 
 def test_a_nested_include_is_part_of_the_content_hash(project):
-    snippets = project / "snippets/interview-questions"
+    snippets = project.path / "snippets/interview-questions"
     (snippets / "inner.py").write_text("# --8<-- [start:x]\nx = 1\n# --8<-- [end:x]\n")
     (snippets / "n.py").write_text('--8<-- "snippets/interview-questions/inner.py:x"\nassert x == 1\n')  # includes inner.py
     code, out = publish(project, "n.md", '# N\n\n```python\n--8<-- "snippets/interview-questions/n.py"\n```\n')

@@ -4,9 +4,9 @@ from sandbox import BIN, ROOT, run
 
 
 def test_every_section_template_makes_a_passing_page(project):
-    (project / "templates").mkdir()
+    (project.path / "templates").mkdir()
     for template in (ROOT / "templates").iterdir():
-        (project / "templates" / template.name).write_bytes(template.read_bytes())
+        (project.path / "templates" / template.name).write_bytes(template.read_bytes())
     sections = sorted(p.stem for p in (ROOT / "templates").glob("*.md"))
     assert sections == ["best-practices", "interview-questions", "production-issues", "use-cases"], sections
     for section in sections:

@@ -1,4 +1,5 @@
-"""The publishing workflow: linted (zizmor, actionlint), gated (a failed GPU job blocks the build), deploying from main only."""
+"""The publishing workflow: linted (zizmor: pinned actions, credentials, permissions; actionlint: syntax and
+expressions), and its gates evaluated: a failed shard or GPU job blocks the build, deploys come from main only."""
 
 import json
 import re
@@ -35,57 +36,58 @@ def test_actionlint_finds_nothing():
     assert unexpected == [] and (findings or result.returncode == 0), unexpected or result.stdout[-2000:]
 
 
-def test_actions_pinned_and_credentials_not_persisted():
-    for path in WORKFLOWS:
-        text = path.read_text()
-        for uses in re.findall(r"uses:\s*(\S+)", text):
-            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), f"{path.name}: {uses} is not pinned by SHA"
-        workflow = yaml.safe_load(text)
-        assert workflow["permissions"] == {}, f"{path.name}: top-level permissions must be {{}}"
-        for name, job in workflow["jobs"].items():
-            for step in job.get("steps", []):
-                if step.get("uses", "").startswith("actions/checkout@"):
-                    assert step["with"]["persist-credentials"] is False, f"{path.name}:{name}: persist-credentials"
+def evaluate(condition, **context):
+    """A workflow `if:` in Python's words (the operators and contexts this workflow uses), evaluated."""
+    python = (condition.replace("!cancelled()", "True").replace("&&", " and ").replace("||", " or ")
+              .replace("needs.", "").replace(".result", "").replace("-", "_").replace("github.", "")
+              .replace("event.pull_request.head.repo.full_name", "head_repo").replace("repository", "repo"))
+    return eval(python, {}, context)  # noqa: S307 (our own workflow file)
 
 
-def test_jobs_and_gates():
-    assert set(JOBS) >= {"test-cpu", "test-gpu", "build", "deploy"}
-    gpu = JOBS["test-gpu"]
-    assert {"self-hosted", "gpu"} <= set(gpu["runs-on"]), gpu["runs-on"]
-    assert "head.repo.full_name == github.repository" in gpu["if"], "fork PRs must never reach the GPU runner"
-    assert set(JOBS["build"]["needs"]) == {"test-cpu", "test-gpu"}
-    deploy = JOBS["deploy"]
-    assert set(deploy["needs"]) == {"test-cpu", "test-gpu", "build"}
-    assert deploy["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
-    assert deploy["environment"]["name"] == "github-pages"
+def test_jobs_need_each_other_and_only_deploy_writes():
+    assert set(JOBS["build"]["needs"]) == {"examples-cpu", "examples-gpu"}
+    assert set(JOBS["deploy"]["needs"]) == {"examples-cpu", "examples-gpu", "build"}
+    assert {"self-hosted", "gpu"} <= set(JOBS["examples-gpu"]["runs-on"]), JOBS["examples-gpu"]["runs-on"]
     for name, job in JOBS.items():
         writes = {k for k, v in job.get("permissions", {}).items() if v == "write"}
         assert writes == ({"pages", "id-token"} if name == "deploy" else set()), f"{name} may not write {writes}"
 
 
-def test_workflow_calls_the_makefile_targets():
+def test_deploy_only_from_a_push_to_main():
+    for event in ("push", "pull_request", "workflow_dispatch"):
+        for ref in ("refs/heads/main", "refs/heads/topic", "refs/pull/1/merge"):
+            runs = evaluate(JOBS["deploy"]["if"], event_name=event, ref=ref)
+            assert runs == (event == "push" and ref == "refs/heads/main"), (event, ref)
+
+
+def test_fork_pull_requests_never_reach_the_gpu_runner():
+    for event, head in [("push", None), ("pull_request", "us/site"), ("pull_request", "fork/site")]:
+        runs = evaluate(JOBS["examples-gpu"]["if"], event_name=event, head_repo=head, repo="us/site")
+        assert runs == (head != "fork/site"), (event, head)
+
+
+def test_build_runs_only_when_every_shard_passed_and_the_gpu_job_passed_or_never_started():
+    """A failed, cancelled or timed-out shard (the matrix job's result) blocks the build, on pull requests too."""
+    outcomes = ("success", "failure", "cancelled", "skipped")
+    for cpu in outcomes:
+        for gpu in outcomes:
+            runs = evaluate(JOBS["build"]["if"], examples_cpu=cpu, examples_gpu=gpu)
+            assert runs == (cpu == "success" and gpu in ("success", "skipped")), (cpu, gpu)
+
+
+def test_steps_call_makefile_targets_and_the_matrix_matches_the_shard_count():
     makefile = (ROOT / "Makefile").read_text()
-    runs = [step["run"] for job in JOBS.values() for step in job.get("steps", []) if "run" in step]
-    targets = [re.fullmatch(r"make ([\w-]+)", run.strip())[1] for run in runs]
-    assert targets == ["test", "examples-gpu", "site"], runs
-    for target in targets:
-        assert re.search(rf"^{target}:", makefile, re.M), f"Makefile has no target {target}"
-    readme = (ROOT / "README.md").read_text()
-    assert "make test" in readme and "make serve" in readme
-    assert "make test" in (ROOT / ".ci/run").read_text()
-
-
-def test_build_runs_only_when_the_gpu_job_passed_or_never_started():
-    """The build job's `if:` evaluated for every GPU outcome: a failed GPU job blocks a same-repo pull request too."""
-    condition = JOBS["build"]["if"]
-    python = (condition.replace("!cancelled()", "True").replace("&&", " and ").replace("||", " or ")
-              .replace("needs.test-cpu.result", "cpu").replace("needs.test-gpu.result", "gpu")
-              .replace("github.event_name", "event"))
-    for event in ("push", "pull_request"):
-        for gpu in ("success", "failure", "cancelled", "skipped"):
-            runs = eval(python, {}, {"cpu": "success", "gpu": gpu, "event": event})  # the expression, in Python's words
-            assert runs == (gpu in ("success", "skipped")), (event, gpu, condition)
-    assert "head.repo.full_name == github.repository" in JOBS["test-gpu"]["if"], "only a fork's GPU job may be skipped"
+    for name, job in JOBS.items():
+        for step in (s for s in job.get("steps", []) if "run" in s):
+            words = step["run"].split()
+            assert words[0] == "make", f"{name}: a step runs {step['run']!r}: CI calls Makefile targets only"
+            for target in (w for w in words[1:] if "=" not in w):
+                assert re.search(rf"^{target}:", makefile, re.M), f"{name}: the Makefile has no target {target}"
+    for job, variable in (("examples-cpu", "SHARDS"), ("examples-gpu", "GPU_SHARDS")):
+        count = int(re.search(rf"^{variable} \?= (\d+)$", makefile, re.M)[1])
+        assert JOBS[job]["strategy"]["matrix"]["shard"] == list(range(1, count + 1)), (job, count)
+        assert JOBS[job]["steps"][-2]["env"]["SHARD"] == f"${{{{ matrix.shard }}}}/{count}", JOBS[job]["steps"][-2]
+    assert "make test" in (ROOT / ".ci/run").read_text() and "make test" in (ROOT / "README.md").read_text()
 
 
 def test_a_deploy_in_flight_is_never_cancelled():

@@ -1,0 +1,49 @@
+// Section index pages: filter the page tables (hooks/pages.py) by words and by difficulty, in the browser.
+// A topic whose rows are all filtered out hides with its heading; the count says what is shown.
+(() => {
+  const pages = document.querySelector(".md-content .tfv-pages");
+  if (!pages) return;
+  const rows = [...pages.querySelectorAll("tbody tr")];
+  const form = document.createElement("form");
+  form.className = "tfv-filter";
+  form.setAttribute("role", "search");
+  form.setAttribute("aria-label", "Filter this section's pages");
+  form.innerHTML = `
+    <label>Filter pages <input type="search" name="words" placeholder="e.g. retracing, SavedModel"></label>
+    <span role="group" aria-label="Difficulty">
+      ${["all", "easy", "medium", "hard"].map((level) =>
+        `<button type="button" data-level="${level}" aria-pressed="${level === "all"}">${level}</button>`).join("")}
+    </span>
+    <output aria-live="polite"></output>`;
+  pages.prepend(form);
+  let level = "all";
+  const apply = () => {
+    const words = form.words.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0;
+    for (const row of rows) {
+      const text = row.textContent.toLowerCase();
+      const ok = words.every((word) => text.includes(word)) &&
+        (level === "all" || row.cells[1].textContent.trim() === level);
+      row.hidden = !ok;
+      shown += ok;
+    }
+    for (const table of pages.querySelectorAll("table")) {  // Material wraps each table; its h3 comes before
+      const wrapper = table.closest(".md-typeset__scrollwrap") || table;
+      const empty = [...table.tBodies[0].rows].every((row) => row.hidden);
+      wrapper.hidden = empty;
+      const heading = wrapper.previousElementSibling;
+      if (heading?.tagName === "H3") heading.hidden = empty;
+    }
+    form.querySelector("output").textContent = `${shown} of ${rows.length} pages`;
+  };
+  form.addEventListener("input", apply);
+  form.addEventListener("submit", (event) => event.preventDefault());
+  form.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-level]");
+    if (!button) return;
+    level = button.dataset.level;
+    form.querySelectorAll("button[data-level]").forEach((b) => b.setAttribute("aria-pressed", b === button));
+    apply();
+  });
+  apply();
+})();

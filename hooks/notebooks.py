@@ -1,0 +1,105 @@
+"""MkDocs hook: everything the build does for notebook pages.
+
+A notebook page is a jupytext percent file, docs/<section>/<slug>.py. The site renders the notebook the test
+run executed (build/executed/<section>/<slug>.ipynb, whose digest is in the page's report), so a reader sees
+the outputs that gated the publish; the preview, with no run yet, renders the source without outputs.
+The page's header holds the same `description:` and `tags:` as a Markdown page's front matter; its H2s are
+written `<h2 id="...">`, which mkdocs-jupyter leaves out of the table of contents and without a permalink.
+The file name mapping (.py <-> .ipynb) is verification.notebook_name / verification.source_key.
+"""
+
+import copy
+import html
+import re
+
+import verification
+from bs4 import BeautifulSoup
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+from mkdocs.structure.toc import get_toc
+
+NOT_EXECUTED = re.compile(r"<!--\s*not-executed:\s*(?P<text>.*?)\s*-->")
+
+
+def read(path):
+    """A notebook page's source as a notebook, without its front matter (the raw cell jupytext makes of the
+    `# ---` header holds description and tags: page metadata, not content). The test run and the preview use it."""
+    import jupytext
+
+    notebook = jupytext.read(path)
+    if notebook.cells and notebook.cells[0].cell_type == "raw" and notebook.cells[0].source.startswith("---"):
+        notebook.cells.pop(0)
+    return notebook
+
+
+def is_notebook(page):
+    return page.file.src_uri.endswith(".ipynb")
+
+
+@event_priority(90)  # after the gate has seen the source files (hooks/stamp.py), before mkdocs-jupyter
+def on_files(files, config):
+    preview = not verification.gate(config)["publish"]
+    for file in list(files):
+        if file.src_uri.endswith(".py") and verification.is_content_page(file.src_uri):
+            files.remove(file)
+            files.append(_rendered(file.src_uri, config, preview))
+    return files
+
+
+def _rendered(key, config, preview):
+    """The executed notebook from build/executed/, or (preview only, before any run) the source without outputs."""
+    name, folder = verification.notebook_name(key), verification.EXECUTED
+    if preview and not (folder / name).exists():
+        import nbformat
+
+        folder = verification.ROOT / "build" / "preview"
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(read(verification.DOCS / key), folder / name)
+    return File(name, src_dir=str(folder), dest_dir=config.site_dir, use_directory_urls=config.use_directory_urls)
+
+
+@event_priority(100)  # before the tags plugin reads page.meta
+def on_page_markdown(markdown, page, config, files):
+    if is_notebook(page):
+        page.meta.update(verification.front_matter(verification.DOCS / verification.source_key(page.file.src_uri))[0])
+    return markdown
+
+
+def on_page_context(context, page, config, nav):
+    if is_notebook(page) and page.edit_url:  # edit the .py source, not the executed copy
+        page.edit_url = verification.source_key(page.edit_url)
+    return context
+
+
+def on_page_content(content, page, config, files):
+    """H2s: a table of contents and permalinks, as on a Markdown page; each H2 lifted out of its Markdown cell
+    to the level of the cells, so that search files the cells after it under that section (Material's search
+    ends a section where the element holding its heading ends). Prompts and copy buttons stay out of search."""
+    if not is_notebook(page):
+        return content
+    soup = BeautifulSoup(content, "html.parser")
+    toc = []
+    for h2 in soup.select(".jp-RenderedMarkdown > h2[id]"):
+        toc.append({"level": 2, "id": h2["id"], "name": h2.get_text().strip(), "children": []})
+        link = soup.new_tag("a", attrs={"class": "headerlink", "href": f"#{h2['id']}", "title": "Permanent link"})
+        link.string = "\u00b6"
+        h2.append(link)
+    for h2 in reversed(soup.select(".jp-RenderedMarkdown > h2[id]")):  # last first: each split leaves the rest
+        cell = h2.find_parent(class_="jp-Cell")
+        rest = copy.copy(cell)  # the cell's frame, holding what followed the heading, under an id of its own
+        if rest.get("id"):
+            rest["id"] = f"{rest['id']}-{h2['id']}"
+        rest.select_one(".jp-RenderedMarkdown").clear()
+        rest.select_one(".jp-RenderedMarkdown").extend([node.extract() for node in list(h2.next_siblings)])
+        cell.insert_after(h2.extract())
+        h2.insert_after(rest)
+        for part in (cell, rest):
+            if all(isinstance(node, str) and not node.strip() for node in part.select_one(".jp-RenderedMarkdown")):
+                part.decompose()  # nothing left but white space
+    for noise in soup.select(".jp-InputPrompt, .jp-OutputPrompt, .zeroclipboard-container"):
+        noise["data-search-exclude"] = ""
+    page.toc = get_toc(toc)
+    # a Markdown cell's not-executed marker gets the same visible label as on a Markdown page (hooks/stamp.py)
+    return NOT_EXECUTED.sub(lambda m: f'{m[0]}\n<p class="tfv-not-run"><strong>Not executed here:</strong> '
+                            f'{html.escape(m["text"])}</p>', str(soup))
