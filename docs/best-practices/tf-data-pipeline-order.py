@@ -16,8 +16,11 @@
 # - **Cache** after the expensive *deterministic* work and **before** anything random (shuffle,
 #   augmentation); a cache placed after a random step replays the same "random" values every epoch.
 #
-# Shuffling after batching only permutes whole batches, and a prefetch that is not last cannot overlap the
-# training step with the steps before it. The official guide,
+# Shuffling after batching only permutes whole batches, and a prefetch overlaps only the work placed before
+# it: with tf.data's automatic prefetch injection off, work placed after the prefetch runs only when the
+# training loop asks for the next element, so it does not overlap with the training step. In TF 2.21 the
+# injection is on by default and adds a second prefetch after such work, which hides the mistake (all measured
+# below). The official guide,
 # [Better performance with the tf.data API](https://www.tensorflow.org/guide/data_performance), covers the
 # same transformations; below each rule is measured or asserted on this machine.
 
@@ -218,8 +221,9 @@ assert batch_sets(early_shuffle) != batch_sets(early_shuffle), "shuffle before b
 # Found while verifying: in TF 2.21 a pipeline that ends in a synchronous transformation already gets a
 # prefetch **injected** by tf.data's default optimisations (`Options().experimental_optimization.inject_prefetch`,
 # on by default). So "forgot `prefetch`" costs little today; you see the full cost only when the injection
-# is off. The explicit `prefetch(AUTOTUNE)` still belongs at the end: it states the intent and does not depend
-# on a default.
+# is off. The same holds for a slow `map` placed *after* an explicit prefetch: the injection adds a prefetch
+# behind it. The explicit `prefetch(AUTOTUNE)` still belongs at the end: it states the intent and does not
+# depend on a default.
 
 # %%
 def slow_batch(i):
@@ -246,10 +250,16 @@ base = tf.data.Dataset.range(15).map(slow_batch)
 t_no_prefetch = train_seconds(base.with_options(no_injection))   # nothing runs ahead
 t_default = train_seconds(base)                                  # no prefetch written, one injected
 t_prefetch = train_seconds(base.prefetch(tf.data.AUTOTUNE))      # the rule
+early = tf.data.Dataset.range(15).prefetch(tf.data.AUTOTUNE).map(slow_batch)   # the slow step after the prefetch
+t_prefetch_early = train_seconds(early.with_options(no_injection))
+t_prefetch_early_default = train_seconds(early)                  # default options: a prefetch is injected after it
 print(f"no prefetch {t_no_prefetch * 1e3:.0f} ms, injected {t_default * 1e3:.0f} ms, "
-      f"prefetch last {t_prefetch * 1e3:.0f} ms")
+      f"prefetch last {t_prefetch * 1e3:.0f} ms, prefetch before the slow map {t_prefetch_early * 1e3:.0f} ms "
+      f"(with the default injection {t_prefetch_early_default * 1e3:.0f} ms)")
 assert t_no_prefetch > 1.3 * t_prefetch, (t_no_prefetch, t_prefetch)
 assert t_no_prefetch > 1.2 * t_default, (t_no_prefetch, t_default)
+assert t_prefetch_early > 1.3 * t_prefetch, (t_prefetch_early, t_prefetch)   # a prefetch before the work hides nothing
+assert t_prefetch_early > 1.2 * t_prefetch_early_default, (t_prefetch_early, t_prefetch_early_default)  # injection hides it
 
 # %% [markdown]
 # **Predict the output.** `tf.data.Dataset.range(10).batch(4).shuffle(3, seed=0)`: how many batches per
@@ -325,11 +335,11 @@ plt.show()
 # %% [markdown]
 # <h2 id="checklist">Checklist</h2>
 #
-# - [ ] Files shuffled, then `interleave(..., num_parallel_calls=AUTOTUNE)` for parallel reads.
-# - [ ] `shuffle` before `batch`, with a buffer large enough to mix files (and a seed when runs must repeat).
-# - [ ] Vectorisable work after `batch` (`tf.io.parse_example`, arithmetic, image resizing on a batch).
-# - [ ] `cache()` after expensive deterministic work, before shuffle and augmentation; memory or a file path.
-# - [ ] Random augmentation in `map` draws from a `tf.random.Generator` (or Keras random layers), not from a
+# - Files shuffled, then `interleave(..., num_parallel_calls=AUTOTUNE)` for parallel reads.
+# - `shuffle` before `batch`, with a buffer large enough to mix files (and a seed when runs must repeat).
+# - Vectorisable work after `batch` (`tf.io.parse_example`, arithmetic, image resizing on a batch).
+# - `cache()` after expensive deterministic work, before shuffle and augmentation; memory or a file path.
+# - Random augmentation in `map` draws from a `tf.random.Generator` (or Keras random layers), not from a
 #       seeded `tf.random.uniform`, if each epoch must see new values.
-# - [ ] `prefetch(AUTOTUNE)` last.
-# - [ ] Measure each change by epoch time (min of several), not by intuition.
+# - `prefetch(AUTOTUNE)` last.
+# - Measure each change by epoch time (min of several), not by intuition.

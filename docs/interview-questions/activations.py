@@ -15,7 +15,10 @@
 # always predicting 0.5). One non-linear hidden layer (ReLU, tanh, ...) is enough to fit XOR exactly.
 # The choice matters for gradients too: the sigmoid's derivative is at most 0.25 and shrinks to about
 # 4.5e-5 at an input of 10, so saturated or deep sigmoid stacks barely learn; ReLU-family activations pass
-# a gradient of 1 for positive inputs and are the default for hidden layers.
+# a gradient of 1 for positive inputs and are the default for hidden layers. At the output, the activation
+# follows the task: a sigmoid for one probability in (0, 1), a softmax for class probabilities that sum to 1.
+# An activation is part of the model's forward pass: it is neither the loss (which scores the output) nor
+# the optimiser (which updates the weights).
 #
 # <h2 id="detailed-answer">Detailed answer</h2>
 #
@@ -29,8 +32,13 @@
 # - **ReLU** `max(0, x)`: derivative 1 for x > 0, 0 for x < 0: no saturation on the positive side, cheap,
 #   but a unit whose input is always negative gets no gradient ("dying ReLU"). **Leaky ReLU**, **GELU** and
 #   **SiLU/swish** keep a small gradient for negative inputs.
-# - **Softmax** turns the last layer's logits into class probabilities; like the sigmoid, prefer passing
-#   logits to the loss.
+# - **Softmax** `exp(z_i) / Σ exp(z_j)` turns the last layer's logits into class probabilities: each in
+#   [0, 1], summing to 1 over the classes, unchanged when the same constant is added to every logit. Keras
+#   hands the computation to `tf.nn.softmax`
+#   ([keras/src/backend/tensorflow/nn.py](https://github.com/keras-team/keras/blob/v3.15.1/keras/src/backend/tensorflow/nn.py)),
+#   whose kernel subtracts each row's maximum before `exp`
+#   ([softmax_op_functor.h](https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/core/kernels/softmax_op_functor.h)),
+#   so huge logits do not overflow (asserted below). Like the sigmoid, prefer passing logits to the loss.
 #
 # The official list: [Keras layer activations](https://keras.io/api/layers/activations/). How the
 # gradients below are computed: [How does `tf.GradientTape` work?](../gradient-tape/#quick-answer).
@@ -152,6 +160,24 @@ assert 0 < chain < 0.25 ** 10, chain
 print(f"d sigmoid at 0, 2, 5, 10: {d_sigmoid}; through 10 sigmoids: {chain:.2e} (0.25**10 = {0.25**10:.2e})")
 
 # %% [markdown]
+# **4. Softmax gives a probability distribution; sigmoid a single probability.** Each row of softmax
+# outputs sums to 1, adding a constant to all logits changes nothing, and logits of 1000 do not overflow.
+
+# %%
+logits = np.array([[2.0, 1.0, 0.1], [-3.0, 0.0, 30.0], [1000.0, 1000.0, 1000.0]], "float32")
+probs = np.asarray(keras.activations.softmax(logits))
+np.testing.assert_allclose(probs.sum(axis=-1), [1.0, 1.0, 1.0], rtol=1e-6)
+assert ((probs >= 0) & (probs <= 1)).all(), probs
+np.testing.assert_allclose(probs[2], [1 / 3] * 3, rtol=1e-6)                       # no overflow at 1000
+assert np.isinf(np.asarray(keras.ops.exp(logits[2]))).all(), "exp(1000) alone overflows float32"   # so softmax shifts
+np.testing.assert_allclose(np.asarray(keras.activations.softmax(logits + 5.0)), probs, rtol=1e-5, atol=1e-7)
+assert probs[0].argmax() == 0 and probs[1, 2] > 0.999, probs                       # order kept, largest wins
+
+sig = np.asarray(keras.activations.sigmoid(np.array([-5.0, 0.0, 5.0], "float32")))
+assert (0 < sig).all() and (sig < 1).all() and sig[1] == 0.5, sig                   # one probability each
+print("softmax rows:", [[f"{v:.4f}" for v in row] for row in probs], "row sums:", [f"{v:.6f}" for v in probs.sum(axis=-1)])
+
+# %% [markdown]
 # <h2 id="chart">The chart: activations and their gradients</h2>
 #
 # Left: the functions. Right: their derivatives, computed with `tf.GradientTape` over the same range.
@@ -192,8 +218,9 @@ plt.show()
 #   and for large |x|.
 # - ReLU as the hidden-layer default, its dying-unit failure, and the smooth/leaky alternatives (GELU, SiLU,
 #   leaky ReLU).
-# - Output activations follow the task (none for regression, sigmoid/softmax for probabilities), and losses
-#   are best given logits.
+# - Output activations follow the task (none for regression, sigmoid for one probability, softmax for
+#   class probabilities that sum to 1), and losses are best given logits.
+# - An activation is not a loss and not an optimiser: it shapes the forward pass only.
 #
 # <h2 id="pitfalls">Where candidates lose the point</h2>
 #
@@ -272,5 +299,5 @@ np.testing.assert_allclose(float(bce_probs(label, keras.ops.sigmoid(logit))), 20
 # <h2 id="tip">Interview tip</h2>
 #
 # Give the one-line algebra (`W2(W1x + b1) + b2` is still affine), name XOR as the counter-example, then
-# quote numbers: "sigmoid's derivative is at most 0.25, about 4.5e-5 at x = 10". Concrete numbers show you
-# have looked, not memorised; then say ReLU for hidden layers, logits into the loss.
+# say: "The sigmoid's derivative is at most 0.25 and about 4.5e-5 at x = 10, so I use ReLU in hidden
+# layers, and I give the loss logits rather than sigmoid or softmax outputs."

@@ -18,15 +18,25 @@
 #
 # - **Detect it**: hold out validation data, plot training and validation loss per epoch. The epoch where
 #   validation loss bottoms out is where memorising noise starts to cost more than learning signal.
-# - **L2 regularisation** (`kernel_regularizer=keras.regularizers.L2(λ)`) adds λ·Σw² to the loss, which
-#   keeps weights small and the function smooth.
-# - **Dropout** (`keras.layers.Dropout(rate)`) zeroes random activations during training only, so no unit
-#   can rely on a specific other unit; at inference it is the identity.
+# - **L2 regularisation** (`kernel_regularizer=keras.regularizers.L2(λ)`) adds λ·Σw² to the loss, so every
+#   gradient step also pulls each weight towards zero in proportion to its size: the trained weights end
+#   up smaller. **L1** (`keras.regularizers.L1(λ)`) adds λ·Σ|w|, a pull of constant size that favours
+#   weights at or near zero. Both are terms of the *loss*, not a different optimiser: the same Adam
+#   minimises `loss = cross-entropy + penalty`, and Keras reports that sum as `loss`.
+# - **Dropout** (`keras.layers.Dropout(rate)`) zeroes a random fraction `rate` of its inputs at every
+#   training step and scales the survivors by `1 / (1 - rate)`, so the expected sum is unchanged; the idea
+#   is that no unit can rely on one particular other unit. At inference it is the identity.
 # - **Early stopping** (`keras.callbacks.EarlyStopping(monitor="val_loss", patience=…,
-#   restore_best_weights=True)`) stops when validation loss stops improving and rolls back to the best
-#   epoch's weights.
-# - Also: more data or augmentation, a smaller network, label smoothing, batch normalisation, ensembling.
-#   The [Keras overfit and underfit tutorial](https://www.tensorflow.org/tutorials/keras/overfit_and_underfit)
+#   restore_best_weights=True)`) checks the monitored value after each epoch, stops once it has not
+#   improved for `patience` epochs, and rolls back to the best epoch's weights.
+# - Also: more data, or **data augmentation** (random flips, crops, rotations as Keras layers such as
+#   `keras.layers.RandomFlip`; how they behave and where to put them:
+#   [augmentation layers](../../use-cases/image-augmentation-layers/#step-layers)); a smaller network; label
+#   smoothing; ensembling. **Batch normalisation** (`keras.layers.BatchNormalization`) is often listed too:
+#   in training it normalises with each batch's own statistics (a source of noise), at inference with
+#   moving averages ([batch norm in training vs inference](../batchnorm-training-vs-inference/#proof)); treat
+#   its regularising effect as a side effect, not as a remedy on its own. The
+#   [Keras overfit and underfit tutorial](https://www.tensorflow.org/tutorials/keras/overfit_and_underfit)
 #   walks through the same remedies.
 #
 # <h2 id="proof">Proof</h2>
@@ -121,6 +131,49 @@ assert len(es_hist["val_bce"]) < EPOCHS, len(es_hist["val_bce"])               #
 np.testing.assert_allclose(es_final, min(es_hist["val_bce"]), rtol=1e-4, atol=1e-5)  # best weights restored
 
 # %% [markdown]
+# **How each remedy works**, checked on the trained models. L2: the penalty Keras adds is exactly
+# λ·Σw² over the regularised kernels, it is the whole difference between the reported `loss` and the plain
+# cross-entropy, and the L2 run's weights end up much smaller than the baseline's. L1 is the same mechanism
+# with λ·Σ|w|.
+
+# %%
+def kernels(model):
+    return [layer.kernel.numpy() for layer in model.layers if hasattr(layer, "kernel")]
+
+
+l2_model = runs["L2 (λ=0.01)"][0]
+penalty = float(sum(keras.ops.convert_to_numpy(loss) for loss in l2_model.losses))
+np.testing.assert_allclose(penalty, 0.01 * sum(float(np.sum(k**2)) for k in kernels(l2_model)), rtol=1e-4)
+scores = l2_model.evaluate(x_val, y_val, verbose=0, return_dict=True)
+np.testing.assert_allclose(scores["loss"] - scores["bce"], penalty, rtol=1e-3, atol=1e-5)   # loss = bce + penalty
+
+squared_norm = {name: sum(float(np.sum(k**2)) for k in kernels(runs[name][0])) for name in ("baseline", "L2 (λ=0.01)")}
+print({name: round(v, 1) for name, v in squared_norm.items()})
+assert squared_norm["L2 (λ=0.01)"] < 0.5 * squared_norm["baseline"], squared_norm
+
+l1_layer = keras.layers.Dense(4, kernel_regularizer=keras.regularizers.L1(0.01))
+l1_layer.build((None, FEATURES))
+l1_layer(x_val[:2])
+np.testing.assert_allclose(float(l1_layer.losses[0]), 0.01 * float(np.abs(l1_layer.kernel.numpy()).sum()), rtol=1e-5)
+
+# %% [markdown]
+# Dropout: in training, about half of the inputs are zeroed and the rest are doubled (rate 0.5), so the
+# mean is preserved; at inference nothing changes. Early stopping: the run ended exactly `patience` (3)
+# epochs after its best epoch.
+
+# %%
+dropout = keras.layers.Dropout(0.5, seed=0)
+ones = np.ones((1, 10_000), "float32")
+dropped = dropout(ones, training=True).numpy()
+assert set(np.unique(dropped).tolist()) == {0.0, 2.0}, np.unique(dropped)     # zeroed or scaled by 1/(1-0.5)
+assert 0.45 < float((dropped == 0).mean()) < 0.55, float((dropped == 0).mean())
+np.testing.assert_allclose(dropped.mean(), 1.0, atol=0.1)
+np.testing.assert_array_equal(dropout(ones, training=False).numpy(), ones)
+
+_, es_hist_check, _ = runs["early stopping"]
+assert len(es_hist_check["val_loss"]) == early.best_epoch + 3 + 1, (len(es_hist_check["val_loss"]), early.best_epoch)
+
+# %% [markdown]
 # The curves: validation loss per epoch for the four runs (solid), the baseline's training loss (dashed), and
 # the epoch whose weights early stopping restored (star; that run shares the baseline's first epochs).
 # The gap between the dashed line and the baseline's validation curve is the overfitting.
@@ -166,8 +219,12 @@ assert max(final_val, key=final_val.get) == "baseline", final_val
 # <h2 id="strong-answer">What a strong answer covers</h2>
 #
 # - The diagnosis first: a train/validation gap that grows, read from curves, not a single number.
-# - Several remedies and what each one does: L2 (smaller weights), dropout (training-time noise), early
-#   stopping (less training, best weights restored), data (more/augmented), capacity (smaller model).
+# - Several remedies and how each one works, with its Keras spelling: L1/L2 (`kernel_regularizer=`, a
+#   penalty in the loss that shrinks weights), dropout (`Dropout(rate)`, training-time zeroing and
+#   rescaling), early stopping (`EarlyStopping(patience=…, restore_best_weights=True)`, less training, best
+#   weights restored), data (more/augmented, e.g. `RandomFlip`), capacity (smaller model); batch
+#   normalisation as a side effect at most.
+# - Regularisation is not an optimiser: it changes what is minimised, not how.
 # - Tuning them on validation data and reporting on a separate test set.
 # - That dropout and regularisation raise the training loss on purpose.
 #
@@ -175,7 +232,8 @@ assert max(final_val, key=final_val.get) == "baseline", final_val
 #
 # - Judging by training accuracy or loss.
 # - `EarlyStopping` without `restore_best_weights=True`: the model keeps the weights of the *last* epoch,
-#   `patience` epochs past the best one (follow-up 1).
+#   `patience` epochs past the best one (asserted on [callbacks, proof](../callbacks/#proof); follow-up 1
+#   shows what the restore buys).
 # - Comparing the `loss` of an L2 run with an unregularised run: `loss` includes the penalty; compare a plain
 #   metric such as `bce` (as this notebook does).
 # - Forgetting that dropout is off at inference, or calling the model with `training=True` while predicting
@@ -200,7 +258,8 @@ np.testing.assert_allclose(es_final, min(es_hist["val_bce"]), rtol=1e-4, atol=1e
 # <details><summary>Follow-up 2: is dropout active when you call <code>predict</code>?</summary>
 #
 # No. Dropout only acts when the layer runs with `training=True` (as inside `fit`); `predict` and a plain call
-# use `training=False`, where it passes inputs through unchanged and outputs are deterministic.
+# without `training=` use `training=False`, where it passes inputs through unchanged and outputs are
+# deterministic. The cell compares all three with an explicit `training=False` call.
 #
 # </details>
 
@@ -208,13 +267,17 @@ np.testing.assert_allclose(es_final, min(es_hist["val_bce"]), rtol=1e-4, atol=1e
 dropout_model = runs["dropout (0.5)"][0]
 inference_a = dropout_model(x_val[:8], training=False).numpy()
 inference_b = dropout_model.predict(x_val[:8], verbose=0)
+plain_1 = dropout_model(x_val[:8]).numpy()                     # no training= argument
+plain_2 = dropout_model(x_val[:8]).numpy()
 training_mode = dropout_model(x_val[:8], training=True).numpy()
 np.testing.assert_allclose(inference_a, inference_b, rtol=1e-5, atol=1e-6)
+np.testing.assert_array_equal(plain_1, inference_a)            # a plain call is inference mode
+np.testing.assert_array_equal(plain_1, plain_2)                # and deterministic
 assert not np.allclose(inference_a, training_mode), "dropout did nothing in training mode"
 
 # %% [markdown]
 # <h2 id="tip">Interview tip</h2>
 #
-# Draw the two curves first (training falling, validation U-shaped) and point at the minimum: "everything
-# I do is about moving that minimum down or stopping there". Then list remedies in order of cost: early
-# stopping (free), regularisation and dropout (one hyperparameter each), more data (expensive but best).
+# Draw the two curves first (training falling, validation U-shaped), point at the minimum and say:
+# "Everything I do is about moving that minimum down or stopping there: early stopping first because it is
+# free, then L2 or dropout with one hyperparameter each, and more data when I can get it."

@@ -20,8 +20,14 @@
 # - **Split the step time** before changing anything: time spent waiting for `next(iterator)` versus time in
 #   the train step (with a host sync, e.g. `loss.numpy()`). More than a few percent of waiting means the
 #   input pipeline is the bottleneck. This notebook does exactly that.
-# - The TensorBoard profiler's *Input pipeline analyzer* reports the same split ("your program is highly
-#   input-bound") and the trace viewer shows the gaps between device steps; see
+# - **Or profile a few warm steps.** On TensorFlow 2.21, `tensorflow` alone writes the profile
+#   (`tf.profiler.experimental.start(logdir)` … `stop()`, each step wrapped in
+#   `tf.profiler.experimental.Trace("train", step_num=step, _r=1)`); reading it needs the viewer package:
+#   `pip install tensorboard xprof`, then `tensorboard --logdir logs` and its Profile tab, or `xprof --logdir logs`
+#   on its own. The viewer's *input-pipeline analyzer* reports the same split as a share of step time spent
+#   waiting for input, and the trace viewer shows the gaps between device steps. What each package is needed
+#   for, and why Keras 3's `TensorBoard(profile_batch=...)` alone gives the analyzer no steps, is measured in
+#   [Profile a training step](../../best-practices/profile-a-training-step/#rule); the official guide is
 #   [Optimize TensorFlow performance using the Profiler](https://www.tensorflow.org/guide/profiler).
 # - Process CPU usage pinned near **one core** while the pipeline uses `tf.py_function` or
 #   `tf.numpy_function` is the signature of the Python global interpreter lock (GIL).
@@ -240,6 +246,96 @@ t_overlapped = overlapped_seconds(reader.prefetch(tf.data.AUTOTUNE))
 print(f"read then step: {t_sequential * 1e3:.0f} ms; with prefetch: {t_overlapped * 1e3:.0f} ms")
 assert t_sequential > 1.3 * t_overlapped, (t_sequential, t_overlapped)
 
+# %% [markdown]
+# **Read files in parallel: TFRecord shards with `interleave`.** Data that does not fit in memory is read
+# from files, and every read waits for storage. Written as a few shards, the files can be read at the same
+# time: `interleave(..., num_parallel_calls=AUTOTUNE)` keeps `cycle_length` shards open and pulls from them on
+# parallel threads, while `flat_map` reads one shard after the other. Here each record read waits 4 ms, a
+# stand-in for network storage (a wait, so the result does not depend on how busy the machine is):
+
+# %%
+SHARDS, PER_SHARD = 8, 16
+shard_paths = []
+for s in range(SHARDS):
+    path = f"train-{s:02d}-of-{SHARDS:02d}.tfrecord"        # the page's temporary folder
+    with tf.io.TFRecordWriter(path) as writer:
+        for i in range(PER_SHARD):
+            example = tf.train.Example(features=tf.train.Features(feature={
+                "x": tf.train.Feature(float_list=tf.train.FloatList(value=raw[s * PER_SHARD + i, :64])),
+                "y": tf.train.Feature(float_list=tf.train.FloatList(value=[labels[s * PER_SHARD + i]]))}))
+            writer.write(example.SerializeToString())
+    shard_paths.append(path)
+RECORD_SPEC = {"x": tf.io.FixedLenFeature([64], tf.float32), "y": tf.io.FixedLenFeature([1], tf.float32)}
+
+
+def slow_storage(record):
+    def wait(r):
+        time.sleep(0.004)
+        return r
+    return tf.numpy_function(wait, [record], tf.string)
+
+
+def read_shard(path):
+    return tf.data.TFRecordDataset(path).map(slow_storage)
+
+
+files = tf.data.Dataset.from_tensor_slices(shard_paths)
+one_by_one = files.flat_map(read_shard)
+in_parallel = files.interleave(read_shard, cycle_length=4, num_parallel_calls=tf.data.AUTOTUNE)
+parsed = in_parallel.batch(BATCH).map(lambda r: tf.io.parse_example(r, RECORD_SPEC))   # vectorised parse
+assert sum(int(b["x"].shape[0]) for b in parsed) == SHARDS * PER_SHARD
+
+
+def read_seconds(ds):
+    start = time.perf_counter()
+    for _ in ds:
+        pass
+    return time.perf_counter() - start
+
+
+t_one_by_one, t_in_parallel = read_seconds(one_by_one), read_seconds(in_parallel)
+print(f"{SHARDS} shards x {PER_SHARD} records: flat_map {t_one_by_one * 1e3:.0f} ms, "
+      f"parallel interleave {t_in_parallel * 1e3:.0f} ms")
+assert t_one_by_one > 1.8 * t_in_parallel, (t_one_by_one, t_in_parallel)
+
+# %% [markdown]
+# **Size the shuffle buffer.** `shuffle(buffer_size)` fills a buffer and then hands out a random element of
+# it, refilling one element at a time. Two ways to get it wrong:
+#
+# - **Too large**: the first element waits until the buffer is full, and the buffer holds `buffer_size`
+#   elements in memory, so the RAM grows with `buffer_size` × element size and the start-up stall with
+#   `buffer_size` × the time to produce one element (both measured, with decoded-image-sized elements, in
+#   [Memory climbs with the shuffle buffer](../shuffle-buffer-memory/#symptom)). The accelerator idles through
+#   the stall at the start of every epoch.
+# - **Too small**: the order leaks through. The element at output position `i` can only come from the first
+#   `i + buffer_size` inputs, so data stored in order (by label, by time, by source) stays nearly in order.
+#   With every label-0 record stored before the label-1 records, a 16-element buffer gives a first batch of
+#   label 0 only:
+
+# %%
+by_label = np.argsort(labels, kind="stable")                 # records stored grouped by label
+stored = tf.data.Dataset.from_tensor_slices(by_label)
+
+
+def shuffled(buffer_size):
+    return [int(v) for v in stored.shuffle(buffer_size, seed=0)]
+
+
+small_buffer = shuffled(16)
+positions = {int(index): pos for pos, index in enumerate(by_label)}
+assert all(positions[v] < i + 16 for i, v in enumerate(small_buffer)), "output i comes from the first i + 16 inputs"
+first_batch_labels = labels[small_buffer[:BATCH]]
+full_buffer_labels = labels[shuffled(len(by_label))[:BATCH]]
+print(f"label-1 share of the first batch: buffer 16 -> {first_batch_labels.mean():.2f}, "
+      f"full buffer -> {full_buffer_labels.mean():.2f} (data: {labels.mean():.2f})")
+assert first_batch_labels.max() == 0.0, first_batch_labels              # one class only
+assert 0.0 < full_buffer_labels.mean() < 1.0, full_buffer_labels         # both classes
+assert shuffled(1) == by_label.tolist()                                  # a buffer of 1 does not shuffle at all
+
+# %% [markdown]
+# The remedy for both is the same: shuffle the *file names* (cheap), interleave several shards, and keep the
+# element buffer modest, as in [Order the tf.data pipeline](../../best-practices/tf-data-pipeline-order/#evidence).
+#
 # %% [markdown]
 # <h2 id="follow-ups">Follow-up practice</h2>
 #

@@ -1,7 +1,7 @@
 # ---
 # description: "A training process killed mid-run resumes with BackupAndRestore at the right epoch and ends with the same weights as an uninterrupted run."
 # tags: [medium, training, keras]
-# budget: {seconds: 120, reason: "four TensorFlow subprocesses (killed run, restart, reference run); 20 s idle, 53 s on a loaded 2-core machine"}
+# budget: {seconds: 120, reason: "four TensorFlow subprocesses (killed run, restart, reference run) plus an in-process leftover-backup check; 39 s idle on a 2-core machine before that check was added"}
 # ---
 
 # %% [markdown]
@@ -146,7 +146,8 @@ first = subprocess.run(command("job", backup, die_at=(DIE_EPOCH, DIE_BATCH), ste
 
 assert first.returncode == -signal.SIGKILL, (first.returncode, first.stderr[-2000:])
 assert not (work / "job.npz").exists(), "a killed job never reached its final save"
-assert any(backup.iterdir()), "BackupAndRestore left a backup behind"
+backup_files = sorted(p.name for p in backup.iterdir())
+assert backup_files == ["latest.weights.h5", "training_metadata.json"], backup_files   # fixed names, one copy
 
 # %% [markdown]
 # **3. Restart the job with the same command** (without the staged kill), as the scheduler would.
@@ -255,15 +256,68 @@ plt.show()
 #   `save_freq=<batches>` loses less work on long epochs, but (as shown above) the restart replays
 #   the batches of the interrupted epoch that were already in the backup: fine for most training,
 #   wrong if you need a bit-identical or exactly-once-per-example run.
-# - **One backup directory per job.** A new, different job pointed at a directory that still holds
-#   another job's backup silently resumes *that* training. A finished job removes its backup
-#   (`delete_checkpoint=True`, the default); a crashed experiment does not, so use a job-unique
-#   path (include the run id).
+# - **One backup directory per job.** A new job pointed at a directory that still holds another
+#   job's backup, with a model of the same architecture, silently resumes *that* training; with a
+#   different architecture it fails on restore with `ValueError` (both run in the cell after this
+#   list). A finished job removes its backup (`delete_checkpoint=True`, the default); a crashed
+#   experiment does not, so use a job-unique path (include the run id).
 # - **Local disks vanish with the VM.** The backup must be on storage that outlives the machine.
+# - **Several workers: not with this callback today.** `BackupAndRestore` runs inside `fit`, and
+#   Keras 3 `fit` under `MultiWorkerMirroredStrategy` fails on TF 2.21
+#   ([the proof](../../interview-questions/mirrored-vs-multiworker/#proof)). The callback also has
+#   no chief logic: each process writes the same two fixed names above into `backup_dir` and deletes
+#   the folder when `fit` finishes
+#   ([Keras 3.15 source](https://github.com/keras-team/keras/blob/v3.15.1/keras/src/callbacks/backup_and_restore.py)).
+#   On one host it works, under `MirroredStrategy` too (that proof runs it). For several workers,
+#   checkpoint from a custom loop with `tf.train.CheckpointManager`, every worker saving and the
+#   chief's copy kept, and restore from it at start-up: the same proof shows two workers resuming
+#   exactly, and
+#   [checkpointing in multi-worker training](../../best-practices/distributed-checkpointing/#the-rule)
+#   explains who writes where.
 # - **Same weights need the same inputs.** The equality above holds because the data order is
 #   fixed and ops are deterministic. With `shuffle=True` or dropout, a resumed run is a valid
-#   continuation but not bit-identical to an uninterrupted one, because the random stream restarts.
-# - **`BackupAndRestore` is not `ModelCheckpoint`.** It keeps only the latest state for resuming and
+#   continuation, but nothing here shows it to be bit-identical to an uninterrupted one; do not
+#   rely on that.
+# - **`BackupAndRestore` is not `ModelCheckpoint`.** By default it keeps only the latest state for
+#   resuming (`double_checkpoint=True` adds a copy of the previous one) and
 #   deletes it at the end; keep `ModelCheckpoint` (`.keras` file) for the models you want to keep.
 # - **Exceptions are not preemptions.** Testing recovery by raising from a callback lets Python and
 #   Keras run their cleanup; a `SIGKILL` does not, which is what this page exercises.
+
+# %%
+import keras  # noqa: E402  (this check runs in-process; the runs above were subprocesses)
+
+leftover = Path(tempfile.mkdtemp(prefix="leftover-")) / "backup"
+bx = np.random.default_rng(0).random((64, 4)).astype("float32")
+
+
+class CrashAt2(keras.callbacks.Callback):
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == 2:
+            raise RuntimeError("crash")
+
+
+def job(width, *extra):
+    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(width), keras.layers.Dense(1)])
+    m.compile(optimizer="sgd", loss="mse")
+    return m.fit(bx, bx[:, :1], epochs=4, verbose=0,
+                 callbacks=[keras.callbacks.BackupAndRestore(str(leftover)), *extra])
+
+
+def crashed_job():
+    try:
+        job(8, CrashAt2())
+        raise AssertionError("the crash did not happen")
+    except RuntimeError:
+        pass
+    assert leftover.is_dir(), "the crashed job left its backup"
+
+
+crashed_job()
+assert job(8).epoch == [2, 3], "a new job, same architecture: silently resumed the old one at epoch 2"
+crashed_job()
+try:
+    job(16)
+    raise AssertionError("a different architecture restored the old backup")
+except ValueError as error:
+    assert "could not be loaded" in str(error), str(error)[:300]

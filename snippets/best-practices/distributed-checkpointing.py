@@ -37,7 +37,7 @@ def worker_main(out_dir):
         mean = keras.metrics.Mean()                         # its variables are SyncOnRead
     strategy.run(lambda: mean.update_state(float(task_id + 1)))   # worker 0 adds 1, worker 1 adds 2
 
-    result = {"task_id": task_id, "is_chief": is_chief,
+    result = {"task_id": task_id, "is_chief": is_chief, "replicas": strategy.num_replicas_in_sync,
               "weights": [w.numpy().tolist() for w in model.weights],
               "metric_kind": type(mean.variables[0].value).__name__}
 
@@ -54,7 +54,8 @@ def worker_main(out_dir):
         try:
             result[name] = {"ok": True, "path": fn()}
         except Exception as error:                          # noqa: BLE001 (recorded, asserted by caller)
-            result[name] = {"ok": False, "error": type(error).__name__, "op_error": isinstance(error, tf.errors.OpError)}
+            result[name] = {"ok": False, "error": type(error).__name__, "op_error": isinstance(error, tf.errors.OpError),
+                            "message": str(error)[:400]}
             result["messages"] = result.get("messages", []) + [f"{name}: {str(error)[:300]}"]
 
     full = tf.train.Checkpoint(model=model, total=mean.variables[0], count=mean.variables[1])
@@ -71,7 +72,33 @@ def worker_main(out_dir):
     attempt("everyone_saves", everyone_saves)
 
     # 2. Every worker writes to the same path: nothing stops it.
-    attempt("same_path", lambda: full.write(str(shared / "same" / "model")))
+    #    a. In turn (worker 1 waits until worker 0's write returned). A variable created outside the scope is
+    #       not mirrored, so it can record which worker wrote the files that end up on shared storage.
+    tagged = tf.train.Checkpoint(model=model, writer=tf.Variable(float(task_id)))
+
+    def in_turn():
+        first_done = shared / "in-turn-0-done"
+        deadline = time.monotonic() + 60
+        while task_id == 1 and not first_done.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        path = tagged.write(str(shared / "in-turn" / "model"))
+        if task_id == 0:
+            first_done.touch()
+        return path
+    attempt("same_path_in_turn", in_turn)
+    #    b. At the same moment, ten times: an 8 MB checkpoint, both writers released together each round.
+    big = tf.train.Checkpoint(w=tf.Variable(tf.zeros([2_000_000])), writer=tf.Variable(float(task_id)))
+    result["same_path_rounds"] = []
+    for r in range(10):
+        (shared / f"round-{r}-{task_id}").touch()
+        deadline = time.monotonic() + 60
+        while len(list(shared.glob(f"round-{r}-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        try:
+            big.write(str(shared / "same" / "model"))
+            result["same_path_rounds"].append("ok")
+        except tf.errors.OpError as error:                   # recorded: which errors, and what they name
+            result["same_path_rounds"].append(f"{type(error).__name__}: {error.message[:1000]}")
 
     # 3. Only the chief saves, weights only (MirroredVariables): no collective needed.
     attempt("chief_only_weights", lambda: weights_only.write(str(shared / "weights" / "model"))
@@ -99,11 +126,15 @@ def worker_main(out_dir):
 
 
 # --8<-- [start:check]
+SHARED_TEMP = "same/model_temp/part-00000-of-00001"     # both writers' temporary shard, same name
+
+
 def check(results, out_dir):
     import tensorflow as tf
 
     chief, other = results
     assert (chief["is_chief"], other["is_chief"]) == (True, False)
+    assert chief["replicas"] == other["replicas"] == 2, (chief["replicas"], other["replicas"])
     assert chief["weights"] == other["weights"], "mirrored weights differ between workers"
     assert chief["warm_up"]["ok"] and other["warm_up"]["ok"], (chief["warm_up"], other["warm_up"])
     # 1. everyone saves: works; only the chief's copy remains on shared storage.
@@ -111,9 +142,13 @@ def check(results, out_dir):
     saved = tf.train.load_checkpoint(chief["everyone_saves"]["path"])
     assert float(saved.get_tensor("total/.ATTRIBUTES/VARIABLE_VALUE")) == 3.0, "metric not all-reduced"
     assert not Path(other["everyone_saves"]["path"]).parent.exists(), "non-chief temp copy left behind"
-    # 2. same path: a race; both writes "succeed", or one fails with a file-system error (timing decides).
-    first, second = sorted([chief["same_path"], other["same_path"]], key=lambda o: not o["ok"])
-    assert first["ok"] and (second["ok"] or second["op_error"]), (first, second)
+    # 2a. same path, in turn: no error anywhere, and the shared checkpoint is the last writer's (worker 1's).
+    assert chief["same_path_in_turn"]["ok"] and other["same_path_in_turn"]["ok"], (chief, other)
+    in_turn = tf.train.load_checkpoint(chief["same_path_in_turn"]["path"])
+    assert float(in_turn.get_tensor("writer/.ATTRIBUTES/VARIABLE_VALUE")) == 1.0, "the chief's files survived"
+    # 2b. same path, together: every write returns or fails on the temporary files both writers share.
+    for outcome in chief["same_path_rounds"] + other["same_path_rounds"]:
+        assert outcome == "ok" or ("MergeV2Checkpoints" in outcome and SHARED_TEMP in outcome), outcome
     # 3. chief only, mirrored weights only: works.
     assert chief["chief_only_weights"]["ok"] and chief["chief_only_keras"]["ok"], chief
     # 4. chief only, SyncOnRead variables included: the chief times out waiting for the other worker.

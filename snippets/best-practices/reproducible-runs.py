@@ -3,7 +3,8 @@
     python snippets/best-practices/reproducible-runs.py            # seeded + deterministic
     python snippets/best-practices/reproducible-runs.py --seed 1   # another seed
 
-Two runs with the same seed print the same fingerprint, bit for bit.
+Two runs with the same seed print the same fingerprint, bit for bit. "unseeded_start" fingerprints a
+model built with op determinism on but before any seed is set: it differs from run to run.
 """
 
 import argparse
@@ -55,6 +56,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    tf.config.experimental.enable_op_determinism()
+    unseeded = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])   # op determinism on, no seed yet
     model, losses = train(args.seed)
     print(json.dumps({"fingerprint": fingerprint(model, losses), "final_loss": float(losses[-1]),
+                      "unseeded_start": fingerprint(unseeded, []),
                       "gpus": len(tf.config.list_physical_devices("GPU"))}))

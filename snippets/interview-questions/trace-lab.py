@@ -190,6 +190,40 @@ assert raises_type_error(row_sums, three_wide), "the old [None, 2] signature rej
 np.testing.assert_allclose(row_sums_any_width(three_wide).numpy(), [6.0])
 np.testing.assert_allclose(row_sums_any_width(tf.constant([[1.0, 2.0]])).numpy(), [3.0])
 assert row_sums_any_width.experimental_get_tracing_count() == 1, "widths 2 and 3 share the [None, None] trace"
+
+# Step 3: the signature now accepts width 3; the arithmetic written for width 2 must be reviewed too.
+W_WIDTH_2 = tf.ones([2, 1])
+width_3 = tf.TensorSpec(shape=[None, 3], dtype=tf.float32)
+
+
+@tf.function(input_signature=[width_3])
+def project(batch):
+    return tf.matmul(batch, W_WIDTH_2)  # a weight shaped for two features
+
+
+@tf.function(input_signature=[width_3])
+def row_means_stale(batch):
+    return tf.reduce_sum(batch, axis=1) / 2.0  # "the mean of two features", written for width 2
+
+
+@tf.function(input_signature=[width_3])
+def row_means(batch):
+    return tf.reduce_mean(batch, axis=1)
+
+
+rows3 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 9.0]], np.float32)
+try:
+    project(rows3)
+    project_error = None
+except ValueError as error:  # raised while tracing the first call: shape inference of MatMul
+    project_error = error
+assert project_error is not None and "Dimensions must be equal" in str(project_error), project_error
+
+expected_means = rows3.mean(axis=1)  # derived from the input, not copied from a width-2 test
+np.testing.assert_allclose(row_means(rows3).numpy(), expected_means, rtol=1e-6)
+stale = row_means_stale(rows3).numpy()  # no error, no TypeError: the signature checks shapes, not arithmetic
+assert row_means_stale.experimental_get_tracing_count() == 1
+assert not np.allclose(stale, expected_means), (stale, expected_means)
 # --8<-- [end:width-3]
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def worker_main(out_dir, data_dir):
         files = tf.data.Dataset.list_files(f"{data_dir}/part-*.tfrecord", shuffle=False)
         return tf.data.TFRecordDataset(files).map(lambda s: tf.io.parse_tensor(s, tf.int64))
 
-    result = {"task_id": task_id}
+    result = {"task_id": task_id, "replicas": strategy.num_replicas_in_sync}
     # 1. Files + AUTO: FILE sharding, each worker reads whole files.
     result["files_auto"] = ids_seen(strategy.experimental_distribute_dataset(from_files().batch(GLOBAL)))
     # 2. In-memory data + AUTO: no file reader to shard, so TF falls back to DATA sharding.
@@ -70,6 +70,18 @@ def worker_main(out_dir, data_dir):
     # 4. Sharding turned OFF: every worker reads everything.
     result["off"] = ids_seen(strategy.experimental_distribute_dataset(
         with_policy(tf.data.Dataset.range(32).batch(GLOBAL), Policy.OFF)))
+    # 5. Shuffle BEFORE DATA sharding, each worker with its own seed (seed=None draws one per process):
+    #    each worker keeps its positions of a different order.
+    result["shuffle_own_seed"] = ids_seen(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.range(32).shuffle(32, seed=10 + task_id).batch(GLOBAL)))
+    # 6. The same seed on every worker: one order, so DATA sharding partitions it again.
+    result["shuffle_same_seed"] = ids_seen(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.range(32).shuffle(32, seed=10).batch(GLOBAL)))
+    # 7. Shard first, then shuffle with each worker's own seed: each worker reorders only its own share.
+    def shard_then_shuffle(ctx):
+        ds = tf.data.Dataset.range(32).shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+        return ds.shuffle(16, seed=10 + ctx.input_pipeline_id).batch(ctx.get_per_replica_batch_size(GLOBAL))
+    result["shard_then_shuffle"] = ids_seen(strategy.distribute_datasets_from_function(shard_then_shuffle))
 
     path = Path(out_dir) / f"worker-{task_id}.json"
     path.with_suffix(".tmp").write_text(json.dumps(result))
@@ -85,12 +97,15 @@ def disjoint_and_complete(a, b, everything):
 def check(results):
     w0, w1 = results
     assert [w0["task_id"], w1["task_id"]] == [0, 1], (w0["task_id"], w1["task_id"])
-    for key in ("files_auto", "memory_auto", "manual"):
+    assert w0["replicas"] == w1["replicas"] == 2, (w0["replicas"], w1["replicas"])
+    for key in ("files_auto", "memory_auto", "manual", "shuffle_same_seed", "shard_then_shuffle"):
         assert disjoint_and_complete(w0[key], w1[key], list(range(32))), (key, w0[key], w1[key])
     def files(ids):
         return sorted({i // 8 for i in ids})
     assert (files(w0["files_auto"]), files(w1["files_auto"])) == ([0, 2], [1, 3]), "FILE sharding"
     assert sorted(w0["off"]) == sorted(w1["off"]) == list(range(32)), "OFF: both read everything"
+    a, b = set(w0["shuffle_own_seed"]), set(w1["shuffle_own_seed"])
+    assert a & b and set(range(32)) - a - b, ("shuffle before shard with own seeds", sorted(a), sorted(b))
 # --8<-- [end:check]
 
 
