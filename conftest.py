@@ -107,9 +107,6 @@ def pytest_collection_modifyitems(config, items):
     if shard:
         config.hook.pytest_deselected(items=[item for item in items if item.path not in shard[2]])
         items[:] = [item for item in items if item.path in shard[2]]
-    if all(_is_page(item.path) for item in items):  # the example run: longest pages first, so that xdist's
-        weight = shards.weights({item.path for item in items})  # workers finish together (a stable sort keeps
-        items.sort(key=lambda item: -weight[item.path])  # each page's blocks in page order)
 
 
 def pytest_sessionstart(session):
