@@ -19,9 +19,9 @@ import threading
 import warnings
 from pathlib import Path
 
+import notebooks  # hooks/ (pyproject: pythonpath): shared with the site build
 import psutil
 import pytest
-import notebooks  # hooks/ (pyproject: pythonpath): shared with the site build
 import shards
 import verification
 import yaml

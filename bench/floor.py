@@ -19,6 +19,7 @@ from unittest import SkipTest
 
 import notebooks
 import verification
+
 import conftest  # the Sybil configuration, used here without pytest (make puts the root and hooks/ on PYTHONPATH)
 
 ROOT = Path(__file__).resolve().parent.parent

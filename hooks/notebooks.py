@@ -14,7 +14,6 @@ import re
 
 import verification
 from bs4 import BeautifulSoup
-from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 from mkdocs.structure.toc import get_toc

@@ -14,8 +14,9 @@ import hashlib
 import json
 import re
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import jsonschema
 import yaml

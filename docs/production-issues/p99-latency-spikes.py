@@ -46,7 +46,7 @@ def linear_cost(fixed_ms=2.0, per_item_ms=0.05):
     return lambda rows: fixed_ms + per_item_ms * rows
 
 
-def simulate(arrivals, max_batch_size, batch_timeout_ms, num_batch_threads=1, cost=linear_cost(),
+def simulate(arrivals, max_batch_size, batch_timeout_ms, num_batch_threads=1, cost=linear_cost(),  # noqa: B008 (one immutable default)
              allowed_batch_sizes=None, max_enqueued_batches=None):
     """Batching scheduler: a batch is ready when it is full or its oldest request has waited
     `batch_timeout_ms`; it starts when a batch thread is free, taking every request that has
