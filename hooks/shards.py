@@ -1,5 +1,6 @@
 """Sharding the example run across CI runners: whole pages (a page's blocks share one namespace), balanced by
-the committed per-page durations (tests/page-durations.json, refreshed by `make durations`).
+the committed per-page durations (tests/page-durations.json, refreshed by `make durations`). Not pytest-split:
+it splits individual tests, so one page's blocks could land on two runners (jerry-git/pytest-split#108).
 
     pytest docs --shard 2/3                      # conftest.py: run only shard 2's pages, write its manifest
     python hooks/shards.py merge cpu 3 DIR...    # the build job: one folder per downloaded shard artefact
