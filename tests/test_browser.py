@@ -242,6 +242,8 @@ def test_title_uses_the_width_on_a_phone(page, base_url, kind):
 
 def test_light_dark_toggle_switches(page, base_url):
     page.goto(base_url + "/")
+    # the page starts with transitions off (hooks/weight.py); Material's palette turns them back on
+    page.wait_for_function("!document.body.hasAttribute('data-md-color-switching')", timeout=5000)
     scheme = "document.body.getAttribute('data-md-color-scheme')"
     before = page.evaluate(scheme)
     page.locator("form[data-md-component=palette] label:visible").first.click()

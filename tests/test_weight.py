@@ -35,3 +35,10 @@ def test_notebook_css_keeps_only_rules_that_can_match():
                     "@media print{.jupyter-wrapper .jp-Cell{color:black}}",
                     "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-y:2}"], kept
     assert weight.on_post_page(html, page("qa/a.md"), None) == html
+
+
+def test_every_page_starts_with_the_palette_switching_attribute():
+    html = '<html><body dir="ltr" data-md-color-scheme="default"><p>body text</p></body></html>'
+    for uri in ("qa/a.md", "qa/nb.ipynb"):
+        out = weight.on_post_page(html, page(uri), None)
+        assert out.count("<body data-md-color-switching ") == 1 and "body text" in out, out
