@@ -232,12 +232,15 @@ def slow_read(x, y):
     return tf.numpy_function(read, [x], tf.float32), y
 
 
-def overlapped_seconds(ds):
-    start = time.perf_counter()
-    for x, y in ds:
-        train_step(x, y).numpy()
-        time.sleep(0.015)                        # stand-in for a 15 ms accelerator step
-    return time.perf_counter() - start
+def overlapped_seconds(ds, passes=3):
+    best = float("inf")                          # best of three: a pass slowed by another process shows no overlap
+    for _ in range(passes):
+        start = time.perf_counter()
+        for x, y in ds:
+            train_step(x, y).numpy()
+            time.sleep(0.015)                    # stand-in for a 15 ms accelerator step
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 reader = base().batch(BATCH).map(slow_read)
