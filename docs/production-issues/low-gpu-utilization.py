@@ -233,7 +233,7 @@ def slow_read(x, y):
 
 
 def overlapped_seconds(ds, passes=3):
-    best = float("inf")                          # best of three: a pass slowed by another process shows no overlap
+    best = float("inf")  # best of three: a pass slowed by another process overlaps less; it should not decide
     for _ in range(passes):
         start = time.perf_counter()
         for x, y in ds:
