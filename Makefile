@@ -15,7 +15,7 @@ export TF_CPP_MIN_LOG_LEVEL := 1
 PAGE ?=
 # bench/ scripts import the report module (hooks/verification.py) and the Sybil configuration (conftest.py)
 SCRIPT = PYTHONPATH=$(CURDIR):$(CURDIR)/hooks $(BIN)/python
-.PHONY: new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake bench lighthouse canary lock clean
+.PHONY: new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake stress bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
 # Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
@@ -83,6 +83,10 @@ test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop:
 
 flake:  $(BIN)/.installed       ## the full suite three times: outcomes and recorded results must not change
 	$(SCRIPT) bench/flake.py
+
+stress: $(BIN)/.installed       ## the example suite beside two CPU-bound processes (started and stopped here): must pass
+	rm -rf build/report/cpu build/executed
+	$(SCRIPT) bench/stress.py
 
 bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
 	$(SCRIPT) bench/suite.py

@@ -10,12 +10,14 @@ import ipaddress
 import os
 import platform
 import re
+import resource
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -557,13 +559,22 @@ def pytest_itemcollected(item):
         item.user_properties += [("page", str(item.path)), ("kind", "notebook"), ("line", 1)]
 
 
+def cpu_seconds():
+    """CPU time of this process (every thread) and of its children that have ended: what a page's budget limits.
+    Unlike wall time it does not grow when another process loads the machine."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     RECORDED.clear()
     RAN.clear()
+    start = cpu_seconds()
     try:
         result = yield
     finally:
+        item.user_properties.append(("cpu", round(cpu_seconds() - start, 3)))
         if RECORDED:
             item.user_properties.append(("results", dict(RECORDED)))
     if _is_python_example(item):
@@ -601,7 +612,8 @@ def pytest_runtest_logreport(report):
     if report.when == "call" or report.outcome != "passed":  # setup skips/errors count too
         outcome = report.outcome
         reason = report.longrepr[2].removeprefix("Skipped: ") if report.skipped else None
-        entry = {"line": props["line"], "outcome": outcome, "reason": reason, "duration": round(report.duration, 3)}
+        entry = {"line": props["line"], "outcome": outcome, "reason": reason, "duration": round(report.duration, 3),
+                 "cpu": props.get("cpu", 0.0) if report.when == "call" else 0.0}
         for extra in ("cells", "results", "ran", "source", "notebook"):
             if extra in props:
                 entry[extra] = props[extra]

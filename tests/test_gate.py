@@ -37,7 +37,7 @@ def test_gpu_report_adds_a_stamp_line(project):
 
 
 def test_gpu_skipped_examples_refuse_publishing(project):
-    reports(project, examples=[{"line": 3, "outcome": "skipped", "reason": "needs a GPU: X", "duration": 0}])
+    reports(project, examples=[{"line": 3, "outcome": "skipped", "reason": "needs a GPU: X", "duration": 0, "cpu": 0}])
     code, out = build(project)
     assert code == 1 and "1 GPU example(s) skipped on the GPU runner" in out, out
 
@@ -55,15 +55,34 @@ def test_missing_gpu_report_refuses_publishing_in_ci(project):
     assert code == 1 and "docs/interview-questions/p.md: no gpu report" in out, out
 
 
+BUSY = "import time\nstart = time.process_time()\nwhile time.process_time() - start < 1:\n    pass\n"
+
+
 def test_over_budget_fails_the_run_and_the_build(project):
+    """The budget limits CPU seconds: a page that computes for 1 CPU s is over a 0.5 s budget."""
     (project.path / "docs/interview-questions").mkdir(parents=True)
     (project.path / "docs/interview-questions/slow.md").write_text(
-        "---\nbudget:\n  seconds: 0.5\n  reason: a test of the budget\n---\n# Slow\n\n```python\nimport time\n"
-        "time.sleep(1)\n```\n")
+        f"---\nbudget:\n  seconds: 0.5\n  reason: a test of the budget\n---\n# Slow\n\n```python\n{BUSY}```\n")
     code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/slow.md")
-    assert code == 1 and "REPORT: docs/interview-questions/slow.md: cpu examples took 1 s, over the page's 0 s budget" in out, out
+    assert code == 1 and "REPORT: docs/interview-questions/slow.md: cpu examples used 1 CPU s" in out, out
+    assert "over the page's budget of 0 CPU s" in out, out
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
-    assert code == 1 and "over the page's 0 s budget" in out, out
+    assert code == 1 and "over the page's budget of 0 CPU s" in out, out
+
+
+def test_budget_counts_child_processes_not_waiting(project):
+    """Waiting (a sleep: what a loaded machine adds to wall time) does not count; a child process's CPU does."""
+    (project.path / "docs/interview-questions").mkdir(parents=True)
+    child = "import subprocess, sys\nsubprocess.run([sys.executable, '-c', " + repr(BUSY) + "], check=True)\n"
+    (project.path / "docs/interview-questions/wait.md").write_text(
+        "---\nbudget:\n  seconds: 0.5\n  reason: a test of the budget\n---\n# W\n\n```python\nimport time\n"
+        f"time.sleep(1)\n```\n\n```python\n{child}```\n")
+    code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/wait.md")
+    report = json.loads((project.path / "build/report/cpu/interview-questions/wait.md.json").read_text())
+    sleep, busy = report["examples"]
+    assert sleep["duration"] >= 1 and sleep["cpu"] < 0.2, sleep
+    assert busy["cpu"] >= 1, busy
+    assert code == 1 and "used 1 CPU s" in out, out
 
 
 def publish(project, name, text):
@@ -104,7 +123,8 @@ def test_skipped_block_is_published_only_with_its_label(project):
                         '    <!-- skip: next "needs a second server" -->\n    ```python\n    print(2)\n    ```\n')
     assert code == 0, out
     html = (project.path / "site/interview-questions/s/index.html").read_text()
-    assert "Skipped:</strong> needs a server" in html and "Skipped:</strong> needs a second server" in html
+    assert "Skipped on the CPU run:</strong> needs a server" in html, html
+    assert "Skipped on the CPU run:</strong> needs a second server" in html, html
 
 
 def test_only_allow_listed_page_files_are_published(project):

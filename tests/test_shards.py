@@ -40,7 +40,7 @@ def fake_shards(tmp_path, monkeypatch):
         folder = tmp_path / f"artifacts/cpu-{index}"
         for page in pages:
             key = verification.page_key(page)
-            example = {"line": 1, "outcome": "passed", "reason": None, "duration": 0.1, "ran": ["0" * 64]}
+            example = {"line": 1, "outcome": "passed", "reason": None, "duration": 0.1, "cpu": 0.1, "ran": ["0" * 64]}
             if page.suffix == ".py":  # a notebook page travels with its executed notebook
                 notebook = folder / "executed" / verification.notebook_name(key)
                 notebook.parent.mkdir(parents=True, exist_ok=True)
