@@ -47,17 +47,57 @@ def _problems(key, gate, device=None):
 
 
 def on_page_markdown(markdown, page, config, files):
-    """Skip and not-executed directives are HTML comments; show their reasons to the reader."""
+    """Skip and not-executed directives are HTML comments; show the reader what the run did with each block.
+    A skip label comes from the page's reports, not from the directive: a block that ran shows no label."""
+    key = verification.source_key(page.file.src_uri)
+    labels = iter(directive_labels(key) if verification.is_content_page(key) else [])
 
     def visible(match):
-        kind, text = match["kind"], re.sub(r"^(next|start|end)\s*", "", match["text"])
-        reason = re.search(r"""reason\s*=\s*["'](.*?)["']|^["'](.*)["']$""", text)
-        reason = next((g for g in reason.groups() if g), text) if reason else text
-        label = "Skipped on CPU" if "HAS_GPU" in text else ("Skipped" if kind == "skip" else "Not executed here")
-        return (f'{match["indent"]}{match[0].strip()}\n{match["indent"]}<p class="tfv-not-run">'
-                f'<strong>{label}:</strong> {html.escape(reason)}</p>\n')
+        label = next(labels, None) if match["kind"] == "skip" else not_executed_label(match["text"])
+        if label is None:
+            return match[0]
+        return f'{match["indent"]}{match[0].strip()}\n{match["indent"]}<p class="tfv-not-run">{label}</p>\n'
 
     return DIRECTIVE.sub(visible, markdown).replace("<!-- verified -->", _summary(verification.gate(config)))
+
+
+def not_executed_label(text):
+    """`<!-- not-executed: why -->` marks a non-Python block: its reason as written, whole."""
+    reason = text.strip()
+    if len(reason) > 1 and reason[0] == reason[-1] and reason[0] in "\"'":
+        reason = reason[1:-1]
+    return f"<strong>Not executed here:</strong> {html.escape(reason)}"
+
+
+def directive_lines(text):
+    """The source line of every skip directive in a page's text, in order."""
+    return [text.count("\n", 0, m.start()) + 1 for m in DIRECTIVE.finditer(text) if m["kind"] == "skip"]
+
+
+def directive_labels(key):
+    """A label (HTML) or None for each skip directive of a page, in order, from its CPU and GPU reports."""
+    try:
+        cpu, gpu = verification.read_report("cpu", key), verification.read_report("gpu", key)
+    except verification.BadReport:
+        cpu = gpu = None
+    text = (verification.DOCS / key).read_text(encoding="utf-8")
+    return [label(line, cpu, gpu) for line in directive_lines(text)]
+
+
+def label(line, cpu, gpu):
+    """What the runs did with the block a skip directive at `line` stands above: None when it ran."""
+    if cpu is None:
+        return "<strong>Not run yet:</strong> this page has no verification report"
+    block = next((e for e in cpu["examples"] if e["line"] > line), None)
+    if block is None or block["outcome"] != "skipped":
+        return None
+    text = f"<strong>Skipped on the CPU run:</strong> {html.escape(block['reason'] or '')}"
+    on_gpu = next((e for e in (gpu or {}).get("examples", []) if e["line"] == block["line"]), None)
+    if on_gpu and on_gpu["outcome"] == "passed":
+        text += f" · ran on the GPU runner ({html.escape(gpu['gpu_model'] or 'GPU')}, {gpu['date']})"
+    elif on_gpu:
+        text += f" · {html.escape(on_gpu['outcome'])} on the GPU runner too"
+    return text
 
 
 def _summary(gate):

@@ -1,0 +1,46 @@
+"""Skip labels come from what the run did (hooks/stamp.py `label`), not from the directive's wording."""
+
+import stamp
+
+CPU = {"gpu_model": None, "date": "2026-12-01", "examples": [
+    {"line": 4, "outcome": "passed", "reason": None},
+    {"line": 9, "outcome": "skipped", "reason": "needs a GPU: TensorFlow's peak counter is GPU-only"},
+    {"line": 15, "outcome": "skipped", "reason": 'needs "TF Serving" (the tensorflow_model_server binary)'}]}
+GPU = {"gpu_model": "NVIDIA L4", "date": "2026-12-02", "examples": [
+    {"line": 4, "outcome": "passed", "reason": None}, {"line": 9, "outcome": "passed", "reason": None},
+    {"line": 15, "outcome": "skipped", "reason": "needs TF Serving"}]}
+
+
+def test_a_block_that_ran_has_no_label():
+    assert stamp.label(3, CPU, None) is None  # a skip directive above a block the CPU run executed
+
+
+def test_reason_with_an_apostrophe_survives_whole():
+    assert stamp.label(8, CPU, None) == (
+        "<strong>Skipped on the CPU run:</strong> needs a GPU: TensorFlow&#x27;s peak counter is GPU-only")
+
+
+def test_reason_with_quotes_and_parentheses_survives_whole():
+    assert "needs &quot;TF Serving&quot; (the tensorflow_model_server binary)" in stamp.label(14, CPU, None)
+
+
+def test_gpu_report_says_where_the_block_ran():
+    assert stamp.label(8, CPU, GPU).endswith(" · ran on the GPU runner (NVIDIA L4, 2026-12-02)")
+    assert stamp.label(14, CPU, GPU).endswith(" · skipped on the GPU runner too")
+
+
+def test_no_report_says_so():
+    assert stamp.label(3, None, None) == "<strong>Not run yet:</strong> this page has no verification report"
+
+
+def test_directive_lines_include_indented_and_conditional_ones():
+    text = ('# T\n\n<!-- skip: next "a" -->\n```python\nx\n```\n\n??? note\n'
+            '    <!-- skip: next if(not HAS_GPU, reason="b\'s") -->\n    ```python\n    y\n    ```\n'
+            '<!-- not-executed: shell -->\n```bash\nls\n```\n')
+    assert stamp.directive_lines(text) == [3, 9]
+
+
+def test_not_executed_label_keeps_every_word():
+    assert stamp.not_executed_label("needs the TensorBoard web server, which isn't run here") == (
+        "<strong>Not executed here:</strong> needs the TensorBoard web server, which isn&#x27;t run here")
+    assert stamp.not_executed_label('"quoted reason"') == "<strong>Not executed here:</strong> quoted reason"
