@@ -93,3 +93,32 @@ def test_steps_call_makefile_targets_and_the_matrix_matches_the_shard_count():
 def test_a_deploy_in_flight_is_never_cancelled():
     concurrency = JOBS["deploy"]["concurrency"]
     assert concurrency["cancel-in-progress"] is False and concurrency["group"] != SITE["concurrency"]["group"], concurrency
+
+
+def _mkdocs_config():
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # !ENV switches: not needed here
+    return yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
+
+
+def test_site_url_is_where_the_workflow_deploys():
+    """actions/deploy-pages serves repository owner/name at https://owner.github.io/name/ unless the site has a
+    custom domain (docs/CNAME); canonical links, the sitemap and the 404 page's assets all hang on site_url."""
+    config = _mkdocs_config()
+    owner, name = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+)/?", config["repo_url"]).groups()
+    assert any(step.get("uses", "").startswith("actions/deploy-pages@") for step in JOBS["deploy"]["steps"])
+    cname = ROOT / "docs/CNAME"
+    if cname.exists():
+        expected = f"https://{cname.read_text().strip()}/"
+    elif name.lower() == f"{owner.lower()}.github.io":
+        expected = f"https://{owner.lower()}.github.io/"
+    else:
+        expected = f"https://{owner.lower()}.github.io/{name}/"
+    assert config["site_url"] == expected, (config["site_url"], expected)
+
+
+def test_robots_txt_points_at_the_sitemap():
+    lines = (ROOT / "docs/robots.txt").read_text().splitlines()
+    assert f"Sitemap: {_mkdocs_config()['site_url']}sitemap.xml" in lines, lines
