@@ -68,19 +68,21 @@ def coordinator_main(out_dir, launcher_index):
 
     # 1. Two steps in flight at once. Each step reads the weight, then waits (at most 30 s) until the
     #    other step has read it too, then applies its own update. Nothing on the PS stops that.
-    LR, TARGET = 0.25, 3.0
+    #    Then both steps, now running at the same time, add 1 fifty times to two counters on the PS.
+    LR, TARGET, INCREMENTS = 0.25, 3.0, 50
     with strategy.scope():
         w = tf.Variable(1.0)                       # loss 0.5 * (w - TARGET)**2, gradient w - TARGET
-        naive_count = tf.Variable(0)               # incremented as "read, then assign read + 1"
-        atomic_count = tf.Variable(0)              # incremented with one assign_add op
+        atomic_count = tf.Variable(0)              # tf.Variable.assign_add: one AssignAddVariableOp
+        keras_count = keras.Variable(0, dtype="int64")   # keras.Variable.assign_add, as optimizer.iterations
         arrived = tf.Variable(0)
         steps_here = tf.Variable(0, per_worker_variable=True)    # one copy on each worker
     result["w_device"] = w.device
+    result["keras_count_device"] = keras_count.value.device
 
     @tf.function
     def racing_step():
-        w_seen, count_seen = w.read_value(), naive_count.read_value()
-        with tf.control_dependencies([w_seen, count_seen]):
+        w_seen = w.read_value()
+        with tf.control_dependencies([w_seen]):
             arrived.assign_add(1)
             start = tf.timestamp()
 
@@ -90,8 +92,9 @@ def coordinator_main(out_dir, launcher_index):
         others_seen = tf.while_loop(waiting, lambda _: arrived.read_value(), [arrived.read_value()])[0]
         with tf.control_dependencies([others_seen]):
             w.assign_sub(LR * (w_seen - TARGET))   # gradient computed from the weight this step read
-            naive_count.assign(count_seen + 1)
-            atomic_count.assign_add(1)
+            for _ in range(INCREMENTS):            # the other step is counting at the same time
+                atomic_count.assign_add(1)
+                keras_count.assign_add(1)
             steps_here.assign_add(1)
         return w_seen, others_seen
 
@@ -105,8 +108,8 @@ def coordinator_main(out_dir, launcher_index):
     result["race"] = {
         "w_seen": [float(r.fetch()[0]) for r in (first, second)],
         "others_seen": [int(r.fetch()[1]) for r in (first, second)],
-        "w": float(w.numpy()), "naive_count": int(naive_count.numpy()),
-        "atomic_count": int(atomic_count.numpy()),
+        "w": float(w.numpy()), "increments": 2 * INCREMENTS,
+        "atomic_count": int(atomic_count.numpy()), "keras_count": int(keras_count.numpy()),
         "steps_per_worker": [int(v) for v in steps_here.read_all()],
     }
 
