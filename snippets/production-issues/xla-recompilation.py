@@ -83,7 +83,8 @@ def child(dump_dir, lengths):
     before = count_modules(dump_dir)
     for length in lengths[:4]:
         model.predict_on_batch(make_request(length)[0])
-    counts["keras_predict_on_batch"] = {"compilations": count_modules(dump_dir) - before, "calls": 4}
+    counts["keras_predict_on_batch"] = {"compilations": count_modules(dump_dir) - before, "calls": 4,
+                                        "traces": model.predict_function.experimental_get_tracing_count()}
     return counts
 
 
@@ -110,7 +111,7 @@ def main():
     assert counts["relaxed"] == {"compilations": distinct, "traces": 1}, counts
     assert counts["reduce_retracing"] == {"compilations": distinct, "traces": 2}, counts
     assert counts["bucketed"] == {"compilations": len(BUCKETS), "traces": len(BUCKETS)}, counts
-    assert counts["keras_predict_on_batch"]["compilations"] == 4, counts
+    assert counts["keras_predict_on_batch"] == {"compilations": 4, "calls": 4, "traces": 2}, counts
     assert stderr.count("Compiled cluster using XLA!  This line is logged at most once for the lifetime "
                         "of the process.") == 1, "the XLA log line is printed once per process"
 
