@@ -17,7 +17,9 @@
 # <h2 id="detailed-answer">Detailed answer</h2>
 #
 # - **Detect it**: hold out validation data, plot training and validation loss per epoch. The epoch where
-#   validation loss bottoms out is where memorising noise starts to cost more than learning signal.
+#   validation loss bottoms out is where memorising noise starts to cost more than learning signal. How
+#   `loss` and `val_loss` are each measured, and why validation can sit below training:
+#   [reading learning curves](../reading-learning-curves/#proof).
 # - **L2 regularisation** (`kernel_regularizer=keras.regularizers.L2(λ)`) adds λ·Σw² to the loss, so every
 #   gradient step also pulls each weight towards zero in proportion to its size: the trained weights end
 #   up smaller. **L1** (`keras.regularizers.L1(λ)`) adds λ·Σ|w|, a pull of constant size that favours
