@@ -57,33 +57,18 @@ def call_ms(fn, inputs):
     return (time.perf_counter() - start) * 1000
 
 
-def replay_warmup(loaded, logs, call=call_ms):
-    """Send every warm-up request to the signature it names, as a server does at load time.
-    Returns what `call(fn, inputs)` returns for each record (by default its time in ms)."""
+def replay_warmup(loaded, logs):
+    """Send every warm-up request to the signature it names, as a server does at load time."""
     import tensorflow as tf
 
-    results = []
+    times = []
     for log in logs:
         request = log.predict_log.request
         fn = loaded.signatures[request.model_spec.signature_name or "serving_default"]
         inputs = {k: tf.constant(tf.make_ndarray(v)) for k, v in request.inputs.items()}
-        results.append(call(fn, inputs))
-    return results
+        times.append(call_ms(fn, inputs))
+    return times
 # --8<-- [end:replay]
-
-
-# --8<-- [start:count]
-def instantiations(fn, inputs):
-    """How many functions the runtime instantiated during one call (graph built, optimised, partitioned).
-    Graph collection, the switch tf.summary.trace_on(graph=True) uses, records one graph per instantiation."""
-    from tensorflow.python.eager import context
-
-    with context.collect_graphs() as graphs:
-        outputs = fn(**inputs)
-        for value in outputs.values():
-            value.numpy()
-    return len(graphs)
-# --8<-- [end:count]
 
 
 # --8<-- [start:measure]
@@ -112,17 +97,8 @@ def measure(export_dir, rounds=3, steady_calls=50):
         replay_warmup(warmed, logs)
         reload_warmed.append(call_ms(warmed.signatures["serving_default"], request))
 
-    # 3. The work behind it, counted on two more loads (graph collection only, nothing timed).
-    counted_cold = tf.saved_model.load(export_dir).signatures["serving_default"]
-    cold_counts = [instantiations(counted_cold, request) for _ in range(3)]
-    counted_warm = tf.saved_model.load(export_dir)
-    replay_counts = replay_warmup(counted_warm, logs, call=instantiations)
-    warmed_count = instantiations(counted_warm.signatures["serving_default"], request)
-
     return {"replay_ms": replay, "first_after_warmup_ms": first_after_warmup, "steady_ms": steady,
-            "reload_cold_ms": reload_cold, "reload_warmed_ms": reload_warmed,
-            "cold_instantiations": cold_counts, "replay_instantiations": replay_counts,
-            "first_after_warmup_instantiations": warmed_count}
+            "reload_cold_ms": reload_cold, "reload_warmed_ms": reload_warmed}
 # --8<-- [end:measure]
 
 
@@ -152,10 +128,7 @@ if __name__ == "__main__":
             export = os.path.join(folder, "scorer", "1")
             demo_export(export)
             result = measure(export)
-            # The work, counted: one instantiation per load, on its first call (or on the first warm-up record).
-            assert result["cold_instantiations"] == [1, 0, 0], result
-            assert result["replay_instantiations"] == [1, 0, 0] and result["first_after_warmup_instantiations"] == 0, result
-            assert result["replay_ms"][0] > 5 * result["steady_ms"], result
+            assert result["replay_ms"][0] > 20 * result["steady_ms"], result
             # A stall only makes a call slower: the fastest warmed first request against the median cold one.
             warmed_best = min([result["first_after_warmup_ms"], *result["reload_warmed_ms"]])
             assert warmed_best < statistics.median(result["reload_cold_ms"]) / 5, result
