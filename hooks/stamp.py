@@ -96,7 +96,8 @@ def label(line, cpu, gpu):
     if on_gpu and on_gpu["outcome"] == "passed":
         text += f" · ran on the GPU runner ({html.escape(gpu['gpu_model'] or 'GPU')}, {gpu['date']})"
     elif on_gpu:
-        text += f" · {html.escape(on_gpu['outcome'])} on the GPU runner too"
+        again = " too" if on_gpu["outcome"] == "skipped" else ""
+        text += f" · {html.escape(on_gpu['outcome'])} on the GPU runner{again}"
     return text
 
 

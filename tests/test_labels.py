@@ -27,6 +27,8 @@ def test_reason_with_quotes_and_parentheses_survives_whole():
 def test_gpu_report_says_where_the_block_ran():
     assert stamp.label(8, CPU, GPU).endswith(" · ran on the GPU runner (NVIDIA L4, 2026-12-02)")
     assert stamp.label(14, CPU, GPU).endswith(" · skipped on the GPU runner too")
+    failed = {**GPU, "examples": [{**GPU["examples"][1], "outcome": "failed"}]}
+    assert stamp.label(8, CPU, failed).endswith(" · failed on the GPU runner"), stamp.label(8, CPU, failed)
 
 
 def test_no_report_says_so():
