@@ -67,10 +67,14 @@ merge: $(BIN)/.installed        ## CI: the shards' artefacts (build/artifacts/<d
 durations: $(BIN)/.installed    ## after a full `make examples`: refresh tests/page-durations.json, which balances the CI shards
 	$(SCRIPT) hooks/shards.py durations
 
+# The path GitHub Pages serves the site under (site_url's path, e.g. tensorflow-verified/). Root-relative links
+# (the 404 page has only those) are checked against build/host/, where site/ sits at that path, as on the host.
+SITE_PATH := $(shell sed -n 's|^site_url: *https*://[^/]*/\([^ ]*\).*|\1|p' mkdocs.yml)
 site: $(BIN)/.installed         ## the publish build: refuses unverified pages, then checks every link offline
 	rm -rf site
 	TFV_PUBLISH=1 $(BIN)/mkdocs build --strict
-	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/site --no-progress site
+	rm -rf build/host && mkdir -p $(dir build/host/$(SITE_PATH:/=)) && ln -s $(CURDIR)/site build/host/$(SITE_PATH:/=)
+	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/build/host --no-progress site
 
 checks: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed      ## tests of the machinery (census, snippets, bad input, workflow, browser)
 	@test -f site/index.html || { echo "make checks: no built site; run make site first (make test does)"; exit 1; }
