@@ -21,19 +21,18 @@ import time
 import warnings
 from pathlib import Path
 
-import notebooks  # hooks/ (pyproject: pythonpath): shared with the site build
+import includes  # hooks/ (pyproject: pythonpath), as are notebooks, shards and verification: shared with the site build
+import notebooks
 import psutil
 import pytest
 import shards
 import verification
-import yaml
 from sybil import Sybil
 from sybil.evaluators.python import PythonEvaluator, pad
 from sybil.integration.pytest import SybilItem
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
 ROOT = verification.ROOT
-INCLUDE_LINE = re.compile(r"""^(?P<indent>[ \t]*)--8<--\s+["'](?P<spec>[^"']+)["']\s*$""")
 REFUSED_TAGS = {"skip-execution", "raises-exception"}  # nbclient would skip the cell, or let it raise
 
 
@@ -246,22 +245,9 @@ def teardown(namespace):
 # --- Python blocks: every fence Pygments shows as Python, --8<-- includes, reasoned skips ---
 
 class IncludingEvaluator(PythonEvaluator):
-    """Runs a block; a `--8<-- "file:section"` line is expanded by pymdownx itself (configured from
-    mkdocs.yml) and compiled under the snippet's own file name and line. Records the digest of the code
-    as the page shows it, which is how the build matches a rendered block to its execution."""
-
-    _snippets = None
-
-    @classmethod
-    def expand(cls, spec):
-        if cls._snippets is None:
-            import markdown
-
-            config = dict(_snippets_config())
-            config["base_path"] = [str(ROOT / base) for base in config["base_path"]]  # examples run in a tmp dir
-            md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": config})
-            cls._snippets = md.preprocessors["snippet"]
-        return "\n".join(cls._snippets.run([f'--8<-- "{spec}"'])) + "\n"
+    """Runs a block; a `--8<-- "file:section"` line is expanded by pymdownx itself (hooks/includes.py) and
+    compiled under the snippet's own file name and line. Records the digest of the code as the page shows it,
+    which is how the build matches a rendered block to its execution."""
 
     @classmethod
     def shown(cls, example):
@@ -270,14 +256,14 @@ class IncludingEvaluator(PythonEvaluator):
         lines = str(example.parsed).splitlines(keepends=True)
         first_line = example.line + example.parsed.line_offset
         for i, line in enumerate(lines + [None]):
-            match = INCLUDE_LINE.match(line) if line is not None else None
+            match = includes.LINE.match(line) if line is not None else None
             if match or line is None:
                 if i > start:
                     chunks.append((pad("".join(lines[start:i]), first_line + start), str(example.path)))
                     shown.append("".join(lines[start:i]))
                 if match:
-                    path, text = ROOT / match["spec"].split(":")[0], cls.expand(match["spec"])
-                    chunks.append((pad(text, _snippet_offset(path, match["spec"])), str(path)))
+                    path, text = ROOT / match["spec"].split(":")[0], includes.expand(match["spec"])
+                    chunks.append((pad(text, includes.offset(path, match["spec"])), str(path)))
                     shown.append("".join(match["indent"] + part for part in text.splitlines(keepends=True)))
                 start = i + 1
         return "".join(shown), chunks
@@ -289,28 +275,6 @@ class IncludingEvaluator(PythonEvaluator):
             exec(compile(source, filename, "exec", flags=self.flags, dont_inherit=True), example.namespace)
         example.namespace.pop("__builtins__", None)
         RAN.append(verification.digest(code))
-
-
-def _snippets_config():
-    """pymdownx.snippets' options as mkdocs.yml gives them, read without loading MkDocs (its plugins and hooks)."""
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_constructor("!ENV", lambda loader, node: None)  # gate switches: not needed to expand snippets
-    extensions = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)["markdown_extensions"]
-    return next(e["pymdownx.snippets"] for e in extensions if isinstance(e, dict) and "pymdownx.snippets" in e)
-
-
-def _snippet_offset(path, spec):
-    """Lines before an included snippet's first line in its file: from the section's start marker (also right
-    for an indented section that pymdownx dedents), a `file:start:end` line range, or 0 for a whole file."""
-    part = (spec.split(":") + [""])[1]
-    if part.isdigit():
-        return int(part) - 1
-    if part:
-        marker = re.compile(rf"--8<--\s*\[start:{re.escape(part)}\]")
-        return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if marker.search(line))
-    return 0
 
 
 class MaterialFenceParser(CodeBlockParser):
@@ -408,7 +372,12 @@ class NotebookItem(pytest.Item):
         from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
         facts()  # this worker's device and versions go into the report
-        notebook = notebooks.read(self.path)
+        try:
+            notebook = notebooks.read(self.path)
+        except Exception as error:  # a `# --8<--` line naming a missing snippet or section: name its line
+            text = self.path.read_text(encoding="utf-8").splitlines()
+            line = next((n for n, t in enumerate(text, 1) if includes.CELL_LINE.match(t)), 1)
+            raise NotebookCellError(self.path, line, f"include failed: {error}") from None
         lines = _cell_lines(self.path, len(notebook.cells))
         for index, cell in enumerate(notebook.cells):
             refused = REFUSED_TAGS & set(cell.metadata.get("tags", []))

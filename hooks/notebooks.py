@@ -12,6 +12,7 @@ import copy
 import html
 import re
 
+import includes
 import verification
 from bs4 import BeautifulSoup
 from mkdocs.plugins import event_priority
@@ -23,12 +24,16 @@ NOT_EXECUTED = re.compile(r"<!--\s*not-executed:\s*(?P<text>.*?)\s*-->")
 
 def read(path):
     """A notebook page's source as a notebook, without its front matter (the raw cell jupytext makes of the
-    `# ---` header holds description and tags: page metadata, not content). The test run and the preview use it."""
+    `# ---` header holds description and tags: page metadata, not content), its includes expanded
+    (hooks/includes.py). The test run and the preview use it."""
     import jupytext
 
     notebook = jupytext.read(path)
     if notebook.cells and notebook.cells[0].cell_type == "raw" and notebook.cells[0].source.startswith("---"):
         notebook.cells.pop(0)
+    for cell in notebook.cells:  # a `# --8<-- "file:section"` line in a code cell: the snippet itself
+        if cell.cell_type == "code":
+            cell.source = includes.expand_cell(cell.source)
     return notebook
 
 

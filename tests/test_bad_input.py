@@ -40,6 +40,15 @@ def test_notebook_cell_that_raises_names_file_and_line(project):
     assert code == 1 and "docs/interview-questions/nb.py:7: notebook cell raised" in out and "KeyError" in out, out
 
 
+@pytest.mark.parametrize("spec, message", [  # a `# --8<--` line in a cell is the snippet itself: its assert runs
+    ("snippets/interview-questions/lab.py:part", "inc.py:1: notebook cell raised"),
+    ("snippets/interview-questions/missing.py", "inc.py:3: include failed")])
+def test_notebook_cell_runs_its_include_or_names_the_missing_one(project, spec, message):
+    code, out = pytest_page(project, "inc.py", f'# %%\na = 1\n# --8<-- "{spec}"\n')
+    detail = "b is 2" if "lab.py" in spec else f"{spec}' could not be found"
+    assert code == 1 and f"docs/interview-questions/{message}" in out and detail in out, out
+
+
 def test_notebook_cell_that_shows_a_tensorflow_warning_names_file_and_line(project):
     code, out = pytest_page(project, "nb.py", "# %%\nimport tensorflow as tf\n\n# %%\n"
                             "tf.get_logger().warning('retracing')\n")

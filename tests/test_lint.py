@@ -1,13 +1,55 @@
-"""ruff over everything Python in the project: the machinery, the snippet programs, the notebook pages."""
+"""ruff over everything Python in the project: the machinery, the snippet programs, the notebook pages (these as
+the reader gets them: their `# --8<--` includes expanded, each finding mapped back to the page's own line)."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import includes
+import verification
+
 ROOT = Path(__file__).resolve().parent.parent
+RUFF = str(Path(sys.executable).parent / "ruff")
+NOTEBOOKS = sorted(p for p in (ROOT / "docs").rglob("*.py") if verification.is_content_page(verification.page_key(p)))
 
 
 def test_ruff_is_clean():
-    result = subprocess.run([str(Path(sys.executable).parent / "ruff"), "check", "--no-cache", "."], cwd=ROOT,
+    result = subprocess.run([RUFF, "check", "--no-cache", "--extend-exclude", "docs", "."], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-1000:]
+
+
+def expanded(text):
+    """The page with its includes expanded, and for each line of that the page's own line number."""
+    lines, origin = [], []
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        body = includes.expand_cell(line.rstrip("\n")) + "\n" if includes.CELL_LINE.match(line) else line
+        for part in body.splitlines(keepends=True):
+            lines.append(part)
+            origin.append(number)
+    return "".join(lines), origin
+
+
+def test_notebook_pages_are_clean_as_rendered():
+    assert NOTEBOOKS, "no notebook pages found"
+    findings = []
+    for page in NOTEBOOKS:
+        text, origin = expanded(page.read_text(encoding="utf-8"))
+        result = subprocess.run([RUFF, "check", "--no-cache", "--output-format", "json", "--stdin-filename",
+                                 str(page), "-"], cwd=ROOT, input=text, capture_output=True, text=True)
+        assert result.returncode in (0, 1), result.stderr
+        findings += [f"{page.relative_to(ROOT)}:{origin[f['location']['row'] - 1]}: {f['code']} {f['message']}"
+                     for f in json.loads(result.stdout)]
+    assert not findings, "\n".join(findings)
+
+
+def test_an_include_is_linted_as_its_snippet():
+    """The mapping can fail: without the include, the page's use of the snippet's names is an error."""
+    page = ROOT / "docs/interview-questions/one-trace-not-faster.py"
+    text = page.read_text(encoding="utf-8")
+    assert includes.CELL_LINE.search(text), "the sample page no longer includes a snippet"
+    lint = subprocess.run([RUFF, "check", "--no-cache", "--output-format", "json", "--stdin-filename", str(page), "-"],
+                          cwd=ROOT, input=text, capture_output=True, text=True)
+    assert "F821" in {f["code"] for f in json.loads(lint.stdout)}
+    assert "measure" in expanded(text)[0]

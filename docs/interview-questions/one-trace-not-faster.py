@@ -36,31 +36,11 @@
 # tracing, is timed on a fresh `tf.function` in every repeat.
 
 # %%
-import statistics
-import time
+# The site's timing protocol (snippets/shared/timing.py), included:
+# --8<-- "snippets/shared/timing.py:protocol"
+
 
 import tensorflow as tf
-
-
-# The site's timing protocol, as in snippets/shared/timing.py (a notebook cannot include a snippet).
-
-def measure(candidates, *, repeats=7, clock=time.process_time):
-    """Time each zero-argument callable in `candidates` (name -> callable) `repeats` times, interleaved.
-    Returns name -> {"median": seconds, "spread": slowest / fastest repeat, "samples": [...]}."""
-    samples = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, run in candidates.items():
-            start = clock()
-            run()
-            samples[name].append(clock() - start)
-    return {name: {"median": statistics.median(times), "spread": max(times) / max(min(times), 1e-9),
-                   "samples": times} for name, times in samples.items()}
-
-
-def ratio(timings, slow, fast):
-    """Median of `slow` over median of `fast`."""
-    return timings[slow]["median"] / max(timings[fast]["median"], 1e-9)
-
 
 tf.random.set_seed(0)
 
@@ -95,7 +75,7 @@ for name, (fn, arg) in workloads.items():
     graph_fn = tf.function(fn)
     ops = [op.type for op in graph_fn.get_concrete_function(arg).graph.get_operations()]
     kernels[name] = sum(op in ("Tanh", "Mul", "MatMul") for op in ops)
-    timings = measure({"first graph call": lambda: tf.function(fn)(arg).numpy(),  # trace + run, fresh
+    timings = measure({"first graph call": lambda fn=fn, arg=arg: tf.function(fn)(arg).numpy(),  # trace + run
                        "eager (steady)": steady(fn, arg),
                        "graph (steady)": steady(graph_fn, arg)}, repeats=5)
     assert graph_fn.experimental_get_tracing_count() == 1, "one trace in every case"

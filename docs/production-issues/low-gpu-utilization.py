@@ -33,9 +33,12 @@
 #   `tf.numpy_function` is the signature of the Python global interpreter lock (GIL).
 
 # %%
+# The site's timing protocol (snippets/shared/timing.py), included:
+# --8<-- "snippets/shared/timing.py:protocol"
+
+
 import resource
 import threading
-import time
 
 import keras
 import numpy as np
@@ -221,31 +224,10 @@ assert py_parallel_wait > py_parallel_compute, split         # parallel py_funct
 # 2-core machine, the fixed pipeline's median wait was measured from 0.3 ms up to 8 ms, against 21 to 62 ms
 # for the `py_function` pipeline, so the split is shown, not asserted. What the fix removed is work. It
 # calls no Python per element (counted), and producing an epoch of batches costs far less CPU time,
-# measured with the site's timing protocol (`snippets/shared/timing.py`, copied here because a notebook
-# cannot include a snippet): candidates interleaved, CPU time of the whole process, median and spread.
+# measured with the site's timing protocol (`snippets/shared/timing.py`, included in the first code cell):
+# candidates interleaved, CPU time of the whole process, median and spread.
 
 # %%
-import statistics
-
-
-def measure(candidates, *, repeats=7, clock=time.process_time):
-    """Time each zero-argument callable in `candidates` (name -> callable) `repeats` times, interleaved.
-    Returns name -> {"median": seconds, "spread": slowest / fastest repeat, "samples": [...]}."""
-    samples = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, run in candidates.items():
-            start = clock()
-            run()
-            samples[name].append(clock() - start)
-    return {name: {"median": statistics.median(times), "spread": max(times) / max(min(times), 1e-9),
-                   "samples": times} for name, times in samples.items()}
-
-
-def ratio(timings, slow, fast):
-    """Median of `slow` over median of `fast`."""
-    return timings[slow]["median"] / max(timings[fast]["median"], 1e-9)
-
-
 python_calls = [0]
 
 
