@@ -259,7 +259,7 @@ def train(ds, repeats=2):
             time.sleep(WAIT)          # the "training step"
         best = min(best, time.perf_counter() - start)
         assert len(work_started) == STEPS, work_started
-        ran_ahead.append(sum(began < wanted for began, wanted in zip(work_started, asked)))
+        ran_ahead.append(sum(began < wanted for began, wanted in zip(work_started, asked, strict=False)))  # asked has one more: the final StopIteration
     return best, ran_ahead
 
 
