@@ -27,6 +27,7 @@ import psutil
 import pytest
 import shards
 import verification
+from pymdownx.snippets import SnippetMissingError
 from sybil import Sybil
 from sybil.evaluators.python import PythonEvaluator, pad
 from sybil.integration.pytest import SybilItem
@@ -374,10 +375,11 @@ class NotebookItem(pytest.Item):
         facts()  # this worker's device and versions go into the report
         try:
             notebook = notebooks.read(self.path)
-        except Exception as error:  # a `# --8<--` line naming a missing snippet or section: name its line
+        except SnippetMissingError as error:  # a `# --8<--` line naming a missing snippet or section: its line
             text = self.path.read_text(encoding="utf-8").splitlines()
-            line = next((n for n, t in enumerate(text, 1) if includes.CELL_LINE.match(t)), 1)
-            raise NotebookCellError(self.path, line, f"include failed: {error}") from None
+            named = [n for n, t in enumerate(text, 1) if (m := includes.CELL_LINE.match(t))
+                     and any(part and f"'{part}'" in str(error) for part in m["spec"].split(":"))]
+            raise NotebookCellError(self.path, (named or [1])[0], f"include failed: {error}") from None
         lines = _cell_lines(self.path, len(notebook.cells))
         for index, cell in enumerate(notebook.cells):
             refused = REFUSED_TAGS & set(cell.metadata.get("tags", []))
