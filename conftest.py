@@ -615,7 +615,10 @@ def pytest_sessionfinish(session):
         shards.write_manifest(device, index, count, pages, session.exitstatus)
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter):
+    """The report's summary and problems come last, after pytest's short summary, where a CI log's tail shows them."""
+    yield
     if RESULTS and not hasattr(terminalreporter.config, "workerinput"):
         count = sum(len(v) for v in RESULTS.values())
         devices = sorted({f["device"] for f in PAGE_FACTS.values()})
@@ -623,3 +626,4 @@ def pytest_terminal_summary(terminalreporter):
                                     f"-> {verification.REPORTS} ({', '.join(devices) or 'nothing ran'})")
         for problem in PROBLEMS:
             terminalreporter.write_line(f"REPORT: {problem}", red=True)
+
