@@ -2,6 +2,7 @@
 the reader gets them: their `# --8<--` includes expanded, each finding mapped back to the page's own line)."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,34 @@ def test_an_include_is_linted_as_its_snippet():
                           cwd=ROOT, input=text, capture_output=True, text=True)
     assert "F821" in {f["code"] for f in json.loads(lint.stdout)}
     assert "measure" in expanded(text)[0]
+
+
+HANG_GUARD = 280  # seconds: a child process's timeout, just under pytest-timeout's 300 s per block (pyproject.toml)
+CHILD_CALL = ("subprocess.run", ".communicate(", "run_workers(", "def run_child", "check_output(")
+
+
+def short_child_timeouts(path, root=ROOT):
+    """`timeout=N` below the hang guard on a child-process call (or the three lines after it) in one file."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for number, line in enumerate(lines, 1):
+        for match in re.finditer(r"\btimeout=(\d+)\b", line):
+            call = "\n".join(lines[max(0, number - 4):number])
+            if int(match.group(1)) < HANG_GUARD and any(key in call for key in CHILD_CALL):
+                found.append(f"{path.relative_to(root)}:{number}: timeout={match.group(1)} on a child process")
+    return found
+
+
+def test_child_process_timeouts_are_hang_guards():
+    """A child's timeout guards against a hang; it is not a claim, so a loaded machine must not trip it."""
+    files = sorted([*(ROOT / "docs").rglob("*.md"), *(ROOT / "docs").rglob("*.py"), *(ROOT / "snippets").rglob("*.py")])
+    found = [line for path in files for line in short_child_timeouts(path)]
+    assert not found, "\n".join(found) + f"\nuse timeout={HANG_GUARD} (the hang guard; see CONTRIBUTING)"
+
+
+def test_a_short_child_timeout_is_found(tmp_path):
+    sample = tmp_path / "page.md"
+    sample.write_text("```python\nrun = subprocess.run(cmd,\n                     timeout=120, check=True)\n```\n")
+    assert short_child_timeouts(sample, tmp_path) == ["page.md:3: timeout=120 on a child process"]
+    sample.write_text("reply = stub.Predict(request, timeout=30)\n")  # an RPC deadline, not a child process
+    assert short_child_timeouts(sample, tmp_path) == []

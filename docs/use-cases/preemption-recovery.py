@@ -142,7 +142,7 @@ step_backup = work / "backup-steps"
 DIE_EPOCH, DIE_BATCH = 4, 2
 backup = work / "backup"                      # in production: a persistent disk / bucket path
 first = subprocess.run(command("job", backup, die_at=(DIE_EPOCH, DIE_BATCH), step_backup_dir=step_backup), env=ENV,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=280)
 
 assert first.returncode == -signal.SIGKILL, (first.returncode, first.stderr[-2000:])
 assert not (work / "job.npz").exists(), "a killed job never reached its final save"
@@ -158,9 +158,9 @@ step_metadata = json.loads((step_backup / "training_metadata.json").read_text())
 step_job = background(command("steps", step_backup, save_freq=2))    # restart from the 2-batch backup
 
 second = subprocess.run(command("job", backup), env=ENV, capture_output=True, text=True,
-                        timeout=120, check=False)
+                        timeout=280, check=False)
 assert second.returncode == 0, second.stderr[-2000:]
-out, err = reference.communicate(timeout=120)
+out, err = reference.communicate(timeout=280)
 assert reference.returncode == 0, err[-2000:]
 
 # %% [markdown]
@@ -218,7 +218,7 @@ assert not backup.exists() or not any(backup.iterdir()), "backup removed after a
 # the recorded batches, the last assert fails and this paragraph must be updated.)
 
 # %%
-_, err = step_job.communicate(timeout=120)
+_, err = step_job.communicate(timeout=280)
 assert step_job.returncode == 0, err[-2000:]
 assert step_metadata == {"epoch": 4, "batch": 1}, step_metadata
 restart_begins = [r["epoch"] for r in read_log("steps") if r["event"] == "begin"]

@@ -33,7 +33,7 @@ def gpu_memory_mb(index=0):
         return None
     out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used,memory.free,memory.total",
                           "--format=csv,noheader,nounits", "-i", str(index)],
-                         capture_output=True, text=True, timeout=60, check=True).stdout
+                         capture_output=True, text=True, timeout=280, check=True).stdout
     used, free, total = (int(v) for v in out.strip().split(","))
     return {"used": used, "free": free, "total": total}
 # --8<-- [end:device-memory]

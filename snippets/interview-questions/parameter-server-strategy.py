@@ -231,6 +231,6 @@ if __name__ == "__main__":
             server_main(sys.argv[2], launched["task"]["index"])
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            results = run_workers(Path(__file__).resolve(), n=4, timeout=180, workdir=tmp)
+            results = run_workers(Path(__file__).resolve(), n=4, timeout=280, workdir=tmp)
             check(results)
             print("ok: two workers updated the parameter server asynchronously:", results[0]["race"])

@@ -152,7 +152,7 @@ def ask_fresh_process(export_dir, bodies, script=None):
     """Send request bodies to a new Python process running serve_main; return its response bodies."""
     script = script or Path(__file__).resolve()
     done = subprocess.run([sys.executable, str(script), "serve", str(export_dir)], input=json.dumps(bodies),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=280)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])

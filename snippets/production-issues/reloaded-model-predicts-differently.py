@@ -176,7 +176,7 @@ def reload(folder):
 def reload_in_fresh_process(folder, program=__file__):
     """Run `reload` in a new Python process, which shares nothing with the one that trained the model."""
     done = subprocess.run([sys.executable, str(program), "reload", str(folder)],
-                          capture_output=True, text=True, timeout=240)
+                          capture_output=True, text=True, timeout=280)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 # --8<-- [end:fresh]

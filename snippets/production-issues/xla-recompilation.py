@@ -88,7 +88,7 @@ def child(dump_dir, lengths):
     return counts
 
 
-def run_child(program, lengths, timeout=180):
+def run_child(program, lengths, timeout=280):
     """Run `program --child` with XLA dumping on and INFO logs visible; return its counts and stderr."""
     with tempfile.TemporaryDirectory() as dump_dir:
         env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={dump_dir}", TF_CPP_MIN_LOG_LEVEL="0",

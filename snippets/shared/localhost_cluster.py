@@ -32,7 +32,7 @@ def tf_config(ports, index):
     return {"cluster": cluster, "task": {"type": "worker", "index": index}}
 
 
-def run_workers(script, *args, n=2, timeout=120, workdir=None, keep=False):
+def run_workers(script, *args, n=2, timeout=280, workdir=None, keep=False):
     """Start n workers of `script` (extra args passed on), wait for all (bounded), return their JSON
     (and the output folder, if keep)."""
     ports = free_ports(n)
