@@ -39,13 +39,26 @@ PLAIN_SPANS = re.compile(r'<span class="[nwop]">([^<]*)</span>')
 STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S)
 NOT_REQUIRED = re.compile(r""":not\([^)]*\)|"[^"]*"|'[^']*'""")
 DEAD = re.compile(r"\s(:root|html|body)\b")  # the root element is never inside another: `.jupyter-wrapper :root`
-PRACTICE = '<button type="button" class="md-button tfv-practice" hidden>Practice mode</button>'
+PRACTICE = {  # the section that stays visible: the toggle goes above it (docs/javascripts/practice.js)
+    "quick-answer": ("Practice mode: hide all but the quick answer", "Practice mode is on: show everything"),
+    "symptom": ("Diagnosis drill: hide all but the symptom", "Diagnosis drill is on: show everything"),
+}
+
+
+def practice_button(keep):
+    off, on = PRACTICE[keep]
+    return (f'<button type="button" class="md-button tfv-practice" data-keep="{keep}" data-off="{off}" '
+            f'data-on="{on}" hidden>{off}</button>')
 
 
 def on_page_content(html, page, config, files):
     if not page.file.src_uri.endswith(".ipynb"):  # a notebook keeps JupyterLab's own highlighting
         html = PLAIN_SPANS.sub(r"\1", html)
-    return html.replace('<h2 id="quick-answer">', PRACTICE + '<h2 id="quick-answer">', 1)
+    for keep in PRACTICE:  # the toggle goes above the first section it keeps (attr_list may put the id last)
+        heading = re.search(f'<h2[^>]*\\sid="{keep}"', html)
+        if heading:
+            return html[:heading.start()] + practice_button(keep) + html[heading.start():]
+    return html
 
 
 def on_post_page(output, page, config):

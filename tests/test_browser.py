@@ -207,28 +207,144 @@ def test_copy_button_copies_the_code(page, base_url):
     assert "def raises_type_error(fn, *args):" in copied and "--8<--" not in copied, copied[:200]
 
 
-def test_practice_mode_hides_all_but_the_quick_answer(page, base_url):
-    page.goto(base_url + "/interview-questions/trace-lab/")
-    quick = page.locator("h2#quick-answer + *")
-    detail = page.locator("h2#side-effects ~ p").first
-    page.locator("button.tfv-practice").click()
-    assert quick.is_visible() and not detail.is_visible(), "practice mode must hide everything but the quick answer"
-    page.locator("h2#side-effects + button.tfv-show").click()
-    assert detail.is_visible(), "Show this section must reveal the section"
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 800}}
+QUESTION = "/interview-questions/custom-train-step/"
+# Every block of every section but the kept one, as practice mode must leave it: [(section id, tag, display)]
+SHOWN_BLOCKS = """keep => {
+  const article = document.querySelector('.md-content__inner');
+  const notebook = article.querySelector('.jp-Notebook');
+  const blocks = notebook ? [...notebook.children].flatMap((cell) => {
+      const md = cell.querySelector('.jp-RenderedMarkdown'); return md ? [...md.children] : [cell]; })
+    : [...article.children];
+  let section = null; const out = [];
+  for (const el of blocks) {
+    if (el.tagName === 'H2') { section = el.id; continue; }
+    if (section && section !== keep && !el.matches('button.tfv-show, .tfv-question')
+        && getComputedStyle(el).display !== 'none') out.push([section, el.tagName, getComputedStyle(el).display]);
+  }
+  return out;
+}"""
+
+
+def practice_on(page, base_url, path, viewport="desktop"):
+    page.set_viewport_size(VIEWPORTS[viewport])
+    page.goto(base_url + "/")
+    page.evaluate("localStorage.setItem('tfv-practice', '1')")
+    page.goto(base_url + path)
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_practice_mode_hides_every_block_but_the_quick_answer(page, base_url, viewport):
+    page.set_viewport_size(VIEWPORTS[viewport])
+    page.goto(base_url + QUESTION)
+    toggle = page.locator("button.tfv-practice")
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert page.locator("h2#quick-answer + *").is_visible()
+    assert page.locator("details").count() >= 5, "the sample page has lost its collapsed blocks"
+    shown = page.evaluate(SHOWN_BLOCKS, "quick-answer")
+    assert shown == [], f"practice mode leaves answers in view: {shown[:5]}"   # <details> included
     page.reload()  # the choice persists
-    assert page.locator("button.tfv-practice").get_attribute("aria-pressed") == "true"
+    assert page.evaluate(SHOWN_BLOCKS, "quick-answer") == []
     page.locator("button.tfv-practice").click()
-    assert detail.is_visible()
+    assert page.locator("h2#pitfalls ~ details").first.is_visible(), "switching off must show everything again"
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_a_section_toggle_is_named_reveals_moves_focus_and_hides_again(page, base_url, viewport):
+    practice_on(page, base_url, QUESTION, viewport)
+    button = page.locator("h2#pitfalls + button.tfv-show")
+    assert button.inner_text() == "Show: Where candidates lose the point", button.inner_text()
+    assert button.get_attribute("aria-expanded") == "false"
+    button.focus()
+    page.keyboard.press("Enter")
+    assert button.get_attribute("aria-expanded") == "true" and button.inner_text().startswith("Hide: ")
+    assert page.locator("h2#pitfalls ~ details").first.is_visible()
+    inside = page.evaluate("""() => { const a = document.activeElement, h = document.getElementById('pitfalls');
+        let el = h.nextElementSibling; while (el && el.tagName !== 'H2') { if (el === a || el.contains(a)) return true;
+        el = el.nextElementSibling; } return false; }""")
+    assert inside, "focus must move into the revealed section"
+    controlled = button.get_attribute("aria-controls").split()
+    assert controlled and all(page.locator(f"#{i}").count() == 1 for i in controlled), controlled
+    button.click()
+    assert button.get_attribute("aria-expanded") == "false" and not page.locator("h2#pitfalls ~ details").first.is_visible()
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_a_link_or_toc_click_into_a_hidden_section_reveals_it(page, base_url, viewport):
+    practice_on(page, base_url, QUESTION + "#pitfalls", viewport)
+    assert page.locator("h2#pitfalls ~ p").first.is_visible(), "a shared #pitfalls link must land on the section"
+    assert page.evaluate("document.activeElement.id") == "pitfalls"
+    assert not page.locator("h2#proof ~ p").first.is_visible(), "only the linked section opens"
+    page.goto(base_url + QUESTION + "#proof")   # the fragment changes: hashchange
+    assert page.locator("h2#proof ~ p").first.is_visible()
+    if viewport == "desktop":
+        page.locator('.md-sidebar--secondary a[href="#strong-answer"]').click()
+        assert page.locator("h2#strong-answer ~ *:not(button)").first.is_visible(), "a TOC click must reveal"
+
+
+def test_a_link_to_a_follow_up_opens_it(page, base_url):
+    page.goto(base_url + QUESTION)
+    anchor = page.locator("details.question[id^=fu-]").first.get_attribute("id")
+    page.goto(base_url + QUESTION + "#" + anchor)
+    assert page.locator(f"details#{anchor}").evaluate("d => d.open"), "a follow-up link must open it"
+    practice_on(page, base_url, QUESTION + "#" + anchor)
+    assert page.locator(f"details#{anchor}").is_visible() and page.locator(f"details#{anchor}").evaluate("d => d.open")
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_tracing_lab_hides_each_answer_and_checks_predictions(page, base_url, viewport):
+    practice_on(page, base_url, PAGE_TYPES["question"], viewport)
+    assert page.evaluate(SHOWN_BLOCKS, "none") == [], "every answer, the six-answer summary included, must hide"
+    questions = page.locator("h2[id]").filter(has_text=re.compile(r"^[1-6]\. "))
+    assert questions.count() == 6 and all(questions.nth(i).is_visible() for i in range(6)), "the questions stay"
+    selects = page.locator("table select")
+    assert selects.count() == 11, selects.count()
+    assert selects.first.is_visible(), "the prediction table is the question: it stays in view"
+    selects.nth(0).select_option("runs")        # row 1: a float32 (1, 2) tensor runs (asserted on the page)
+    selects.nth(2).select_option("runs")        # row 3: a (4, 3) tensor is a TypeError
+    verdicts = page.locator(".tfv-verdict")
+    assert verdicts.nth(0).get_attribute("data-right") == "true", verdicts.nth(0).inner_text()
+    assert verdicts.nth(2).get_attribute("data-right") == "false" and "TypeError" in verdicts.nth(2).inner_text()
+
+
+def test_a_production_issue_is_a_diagnosis_drill(page, base_url):
+    page.goto(base_url + "/production-issues/retracing-storm/")
+    page.locator("button.tfv-practice").click()
+    assert page.locator("h2#symptom + *").is_visible(), "the symptom stays"
+    assert page.evaluate(SHOWN_BLOCKS, "symptom") == [], "root cause and fix must hide"
+    assert page.locator("h2#root-cause + button.tfv-show").inner_text() == "Show: Root cause, reproduced"
 
 
 def test_practice_mode_on_a_notebook_page_hides_cells_too(page, base_url):
     page.goto(base_url + PAGE_TYPES["notebook"])
-    quick = page.locator("h2#quick-answer + .jp-Cell p").first  # hooks/notebooks.py lifts each H2 out of its cell
     chart = page.locator(".jp-Cell").filter(has=page.locator("img")).first  # a code cell of the chart section
     page.locator("button.tfv-practice").click()
-    assert quick.is_visible() and not chart.is_visible(), "practice mode must hide the notebook's later cells"
+    assert page.locator("h2#quick-answer + .jp-Cell p").first.is_visible()  # hooks/notebooks.py lifts each H2
+    assert page.evaluate(SHOWN_BLOCKS, "quick-answer") == [], "practice mode must hide the notebook's later cells"
     page.locator("h2#chart + button.tfv-show").click()
-    assert chart.is_visible(), "Show this section must reveal the section's cells"
+    assert chart.is_visible(), "Show must reveal the section's cells"
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_copy_link_copies_the_canonical_url_of_a_section_and_of_a_follow_up(page, base_url, viewport):
+    page.set_viewport_size(VIEWPORTS[viewport])
+    page.goto(base_url + QUESTION + "?h=tape")   # search terms in the address bar must not leak into the link
+    canonical = page.locator("link[rel=canonical]").get_attribute("href")
+    assert canonical.startswith("https://") and canonical.endswith(QUESTION), canonical
+    button = page.locator("h2#pitfalls button.tfv-link")
+    assert button.is_visible() and button.get_attribute("aria-label") == "Copy link to: Where candidates lose the point"
+    button.click()
+    assert page.evaluate("navigator.clipboard.readText()") == canonical + "#pitfalls"
+    assert button.get_attribute("data-copied") is not None and "copied" in page.locator(".tfv-status").inner_text()
+    follow_up = page.locator("details.question[id^=fu-]").first
+    copy = page.locator(f".tfv-fu-link button[data-anchor='{follow_up.get_attribute('id')}']")   # beside its summary
+    assert copy.is_visible(), "a collapsed follow-up shows its copy link"
+    copy.click()
+    assert page.evaluate("navigator.clipboard.readText()") == canonical + "#" + follow_up.get_attribute("id")
+    assert not follow_up.evaluate("d => d.open"), "the copy button must not open the follow-up"
+    assert all(page.locator("h2[id]").nth(i).locator("button.tfv-link").count() == 1
+               for i in range(page.locator("h2[id]").count())), "every H2 has its copy link"
 
 
 @pytest.mark.parametrize("kind", ["question", "notebook"])

@@ -1,4 +1,4 @@
-"""Links that last: every published page URL and H2 anchor is in the committed registry
+"""Links that last: every published page URL, H2 anchor and follow-up anchor is in the committed registry
 (tests/published-links.txt); one may disappear only when mkdocs.yml redirects its page.
 After adding pages or sections, update the registry: python tests/test_links.py --update"""
 
@@ -12,7 +12,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
 REGISTRY = ROOT / "tests/published-links.txt"
-H2 = re.compile(r"<h2 id=\"([^\"]+)\"")
+H2 = re.compile(r"<h2[^>]*\sid=\"([^\"]+)\"")  # attr_list puts the id after a class
+FOLLOW_UP = re.compile(r"<details class=\"question\" id=\"(fu-[^\"]+)\"")  # hooks/links.py
 
 
 NEEDS_SITE = pytest.mark.skipif(not (SITE / "index.html").exists(), reason="no built site: run `make site` first")
@@ -26,7 +27,7 @@ def published():
             continue
         links.add(url)
         article = html.read_text(encoding="utf-8").split('<article class="md-content__inner', 1)[-1]
-        links.update(f"{url}#{anchor}" for anchor in H2.findall(article))
+        links.update(f"{url}#{anchor}" for anchor in H2.findall(article) + FOLLOW_UP.findall(article))
     return links
 
 
@@ -52,7 +53,8 @@ def test_every_h2_has_an_explicit_id():
     for page in sorted((ROOT / "docs").rglob("*.md")):
         for number, line in enumerate(page.read_text().splitlines(), 1):
             if line.startswith("## "):
-                assert re.search(r"\{ ?#[a-z0-9-]+ ?\}\s*$", line), f"{page.relative_to(ROOT)}:{number}: H2 without {{ #id }}"
+                explicit = re.search(r"\{ ?#[a-z0-9-]+( \.[a-z-]+)* ?\}\s*$", line)  # an id, then any classes
+                assert explicit, f"{page.relative_to(ROOT)}:{number}: H2 without {{ #id }}"
     for notebook in sorted((ROOT / "docs").rglob("*.py")):
         text = notebook.read_text()
         assert not re.search(r"^# ## ", text, re.M), f"{notebook.relative_to(ROOT)}: write H2s as <h2 id=...>"

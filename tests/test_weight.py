@@ -15,9 +15,18 @@ def test_markdown_code_keeps_meaningful_colours_and_gets_the_practice_button():
             '<h2 id="quick-answer">Quick answer</h2>')
     out = weight.on_page_content(html, page("qa/a.md"), None, None)
     assert out == ('<pre><code><span class="k">def</span> <span class="nf">f</span>(x):</code></pre>'
-                   + weight.PRACTICE + '<h2 id="quick-answer">Quick answer</h2>'), out
+                   + weight.practice_button("quick-answer") + '<h2 id="quick-answer">Quick answer</h2>'), out
     notebook = weight.on_page_content(html, page("qa/nb.ipynb"), None, None)  # keeps its own look
-    assert notebook == html.replace('<h2 id="quick-answer">', weight.PRACTICE + '<h2 id="quick-answer">'), notebook
+    assert notebook == html.replace('<h2 id="quick-answer">', weight.practice_button("quick-answer")
+                                    + '<h2 id="quick-answer">'), notebook
+
+
+def test_a_production_issue_gets_the_diagnosis_drill_above_its_symptom():
+    html = '<p>intro</p><h2 class="x" id="symptom">Symptom</h2><h2 id="fix">Fix</h2>'
+    out = weight.on_page_content(html, page("pi/a.md"), None, None)
+    assert out == '<p>intro</p>' + weight.practice_button("symptom") + html[len('<p>intro</p>'):], out
+    assert 'data-keep="symptom"' in out and "Diagnosis drill" in out
+    assert weight.on_page_content('<h2 id="scenario">S</h2>', page("uc/a.md"), None, None) == '<h2 id="scenario">S</h2>'
 
 
 def test_notebook_css_keeps_only_rules_that_can_match():

@@ -1,11 +1,15 @@
-// Practice mode for pages with a "Quick answer": keep the quick answer visible, hide every other
-// section behind its own "Show" button, so a candidate can answer first and check after.
-// The toggle is in the HTML, hidden (hooks/weight.py); with practice mode off, this script only
-// reveals it, so a page load inserts nothing and costs no extra style recalculation.
+// Practice mode: a question page keeps its quick answer visible, a production issue its symptom (a diagnosis
+// drill); every other H2 section hides behind its own toggle, so a candidate answers first and checks after.
+// A link or table-of-contents click into a hidden section reveals it and moves focus there; a link to a
+// collapsed follow-up opens it, practice mode or not. A "your prediction" table gets a choice per row,
+// checked against the page's asserted answers table. The toggle is in the HTML, hidden (hooks/weight.py);
+// with practice mode off, a page load only reveals it.
 (() => {
   const toggle = document.querySelector(".md-content__inner button.tfv-practice");
-  if (!toggle) return;
+  const keep = toggle?.dataset.keep;  // the id of the section that stays visible
   let sections = null;
+  const name = (heading) => [...heading.childNodes].filter((n) => !n.classList?.contains("headerlink")
+    && !n.classList?.contains("tfv-link")).map((n) => n.textContent).join("").trim();
   const blocks = () => {  // the page's blocks in reading order; a notebook's Markdown cells are opened up
     const notebook = document.querySelector(".md-content__inner .jp-Notebook");
     if (!notebook) return [...toggle.parentElement.children];
@@ -14,40 +18,101 @@
       return markdown ? [...markdown.children] : [cell];
     });
   };
-  const collect = () => {  // the sections after the quick answer, each with a "Show" button
+  const show = (section, open, focus) => {
+    section.body.forEach((element) => element.classList.toggle("tfv-hidden", !open));
+    section.button.setAttribute("aria-expanded", String(open));
+    section.button.textContent = `${open ? "Hide" : "Show"}: ${section.name}`;
+    if (open && focus && section.body[0]) {
+      section.body[0].tabIndex = -1;
+      section.body[0].focus({ preventScroll: true });
+    }
+  };
+  const collect = () => {  // every section but the kept one (and, on a multi-question page, that one too)
     sections = [];
+    const hideKept = document.getElementById(keep)?.classList.contains("tfv-answers");
     let current = null;
     for (const element of blocks()) {
       if (element.tagName === "H2") {
-        current = element.id === "quick-answer" ? null : { heading: element, body: [] };
+        current = element.id === keep && !hideKept ? null : { heading: element, body: [], name: name(element) };
         if (current) sections.push(current);
-      } else if (current) {
+      } else if (current && element !== toggle && !element.classList.contains("tfv-question")) {
         current.body.push(element);
       }
     }
-    for (const section of sections) {
-      section.show = document.createElement("button");
-      section.show.type = "button";
-      section.show.className = "md-button tfv-show";
-      section.show.textContent = "Show this section";
-      section.show.addEventListener("click", () => {
-        section.body.forEach((element) => { element.hidden = false; });
-        section.show.hidden = true;
+    sections.forEach((section, index) => {
+      section.body.forEach((element, k) => { element.id ||= `tfv-${section.heading.id || index}-${k}`; });
+      section.button = document.createElement("button");
+      section.button.type = "button";
+      section.button.className = "md-button tfv-show";
+      section.button.setAttribute("aria-controls", section.body.map((element) => element.id).join(" "));
+      section.button.addEventListener("click", () => {
+        show(section, section.button.getAttribute("aria-expanded") !== "true", true);
       });
-      section.heading.after(section.show);
-    }
+      section.heading.after(section.button);
+    });
   };
   const apply = (on) => {
     toggle.setAttribute("aria-pressed", String(on));
-    toggle.textContent = on ? "Practice mode is on: show everything" : "Practice mode: hide all but the quick answer";
+    toggle.textContent = on ? toggle.dataset.on : toggle.dataset.off;
     if (on && !sections) collect();
     for (const section of sections || []) {
-      section.body.forEach((element) => { element.hidden = on; });
-      section.show.hidden = !on;
+      show(section, !on, false);
+      section.button.hidden = !on;
     }
     localStorage.setItem("tfv-practice", on ? "1" : "");
   };
-  toggle.addEventListener("click", () => apply(toggle.getAttribute("aria-pressed") !== "true"));
-  apply(localStorage.getItem("tfv-practice") === "1");
-  toggle.hidden = false;
+  const reveal = (hash) => {  // a fragment's target: its section shown, its collapsed block opened, focus on it
+    const target = hash && document.getElementById(decodeURIComponent(hash.slice(1)));
+    if (!target) return;
+    const section = (sections || []).find((s) => s.heading === target || s.body.some((b) => b.contains(target)));
+    if (section && toggle.getAttribute("aria-pressed") === "true") show(section, true, false);
+    for (let node = target; node; node = node.parentElement?.closest("details")) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    target.tabIndex = target.tabIndex < 0 ? -1 : target.tabIndex;
+    target.scrollIntoView();
+    target.focus({ preventScroll: true });
+  };
+  const topLevel = (element) => {  // the block of the page (or of a notebook's Markdown cell) holding element
+    while (element.parentElement && !element.parentElement.matches(".md-content__inner, .jp-RenderedMarkdown")) {
+      element = element.parentElement;
+    }
+    return element;
+  };
+  const predictions = () => {  // each "your prediction" cell becomes a choice, checked against the answers
+    for (const table of document.querySelectorAll(".md-typeset table")) {
+      const column = [...table.querySelectorAll("thead th")].findIndex((th) => /your prediction/i.test(th.textContent));
+      if (column < 0) continue;
+      let answers = null;
+      for (let next = topLevel(table).nextElementSibling; next && next.tagName !== "H2" && !answers;
+        next = next.nextElementSibling) answers = next.matches("details") ? next.querySelector("table") : null;
+      if (!answers) continue;
+      topLevel(table).classList.add("tfv-question");  // practice mode leaves the question in view
+      const truth = [...answers.querySelectorAll("tbody tr")].map((tr) => tr.lastElementChild.textContent.trim());
+      [...table.querySelectorAll("tbody tr")].forEach((row, index) => {
+        const select = document.createElement("select"), verdict = document.createElement("span");
+        select.setAttribute("aria-label", `Your prediction for row ${index + 1}`);
+        select.append(new Option("choose", ""), ...[...new Set(truth)].map((choice) => new Option(choice, choice)));
+        verdict.className = "tfv-verdict";
+        verdict.setAttribute("aria-live", "polite");
+        select.addEventListener("change", () => {
+          verdict.dataset.right = String(select.value === truth[index]);
+          verdict.textContent = !select.value ? "" : select.value === truth[index] ? " ✓ right" : ` ✗ it is: ${truth[index]}`;
+        });
+        row.children[column].replaceChildren(select, verdict);
+      });
+    }
+  };
+  predictions();
+  if (toggle) {
+    toggle.addEventListener("click", () => apply(toggle.getAttribute("aria-pressed") !== "true"));
+    apply(localStorage.getItem("tfv-practice") === "1");
+    toggle.hidden = false;
+  }
+  addEventListener("hashchange", () => reveal(location.hash));
+  document.addEventListener("click", (event) => {  // a click on the current fragment fires no hashchange
+    const link = event.target.closest?.("a[href^='#']");
+    if (link && link.hash === location.hash) setTimeout(() => reveal(link.hash));
+  });
+  reveal(location.hash);
 })();
