@@ -53,7 +53,7 @@ def app(environ, start_response):
 
     body = json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
     if body.get("meet"):                      # test hook: wait until every worker holds one request
-        MEETING.wait(timeout=120)
+        MEETING.wait(timeout=280)
     try:
         model = get_model()
     except LoadedBeforeFork as error:
@@ -163,7 +163,7 @@ def start_master(model_path, workers, preload=False, program=__file__):
 
 def stop_master(process):
     process.send_signal(signal.SIGTERM)
-    code = process.wait(timeout=60)
+    code = process.wait(timeout=280)                  # hang guards: a loaded machine is slow, not wrong
     process.stdout.close()
     process.log.seek(0)
     log = process.log.read()
@@ -179,7 +179,7 @@ def post(port, body):
     request = urllib.request.Request(f"http://127.0.0.1:{port}/predict", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=120) as response:
+        with urllib.request.urlopen(request, timeout=280) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         with error:
