@@ -198,8 +198,14 @@ def _leaks(threads_before):
     """Threads and child processes a page started and left running (detected, then ended)."""
     found = []
     for child in psutil.Process().children(recursive=True):
-        found.append(f"child process {child.pid} ({' '.join(child.cmdline()[:3])})")
-        child.kill()
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                continue  # it has exited; its parent (a pool, say) reaps it, and reaping it here would race
+            command = " ".join(child.cmdline()[:3])
+            child.kill()
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            continue  # it exited while we looked
+        found.append(f"child process {child.pid} ({command})")
     for thread in set(threading.enumerate()) - threads_before:
         thread.join(timeout=2)
         if thread.is_alive():

@@ -171,6 +171,9 @@ def test_state_a_page_leaves_behind_is_reset_or_detected(project):
                             "child = subprocess.Popen(['sleep', '30'])\n"
                             "threading.Thread(target=time.sleep, args=(30,)).start()\n```\n")
     assert code == 1 and "left running: child process" in out and "thread" in out, out
+    code, out = pytest_page(project, "d.md", "# D\n\n```python\nimport subprocess, time\n"
+                            "finished = subprocess.Popen(['true'])\ntime.sleep(1)   # exited, not yet reaped\n```\n")
+    assert code == 0, out  # a zombie has exited: it is not left running (CI once crashed on its cmdline)
 
 
 def test_examples_cannot_write_into_the_repository(project):
