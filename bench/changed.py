@@ -1,6 +1,7 @@
 """The pages `make test-changed` runs: pages changed against main (committed, staged, unstaged or new), and
 the pages that include a changed snippet (nested includes too). A change to what every page's content hash
-covers (conftest, hooks, mkdocs.yml, the locks, snippets/shared/) runs every page."""
+covers (verification.machinery(): conftest, the example runner's hooks, the locks, snippets/shared/) runs every
+page."""
 
 import subprocess
 
@@ -14,8 +15,7 @@ def git(*args):
 
 
 changed = {ROOT / name for name in git("diff", "--name-only", "main") + git("ls-files", "--others", "--exclude-standard")}
-machinery = {ROOT / name for name in verification.MACHINERY}
-if changed & machinery or any(p.parent in (ROOT / "hooks", ROOT / "snippets/shared") for p in changed):
+if changed & set(verification.machinery()) or ROOT / "mkdocs.yml" in changed:  # mkdocs.yml: its snippet options
     pages = verification.content_pages()
 else:
     pages = [page for page in verification.content_pages() if page in changed or verification.includes(page) & changed]

@@ -27,7 +27,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REPORTS = ROOT / "build" / "report"
 EXECUTED = ROOT / "build" / "executed"
-MACHINERY = ["conftest.py", "mkdocs.yml", "requirements.lock", "requirements-gpu.lock"]  # + hooks/, snippets/shared/
+# What runs a page, so what every report's hash covers: the example runner and its configuration, the wall around it,
+# the modules it takes from hooks/ (these, the snippet expansion and notebook reading), both locks, and the
+# programs in snippets/shared/ that snippets import. Not what only renders a page (the other hooks, the theme,
+# nav, CSS, JavaScript): changing those leaves every report valid, and the census still matches each rendered
+# block to the code that ran. mkdocs.yml counts only through the pymdownx.snippets options it gives.
+MACHINERY = ["conftest.py", "pyproject.toml", "tests/offline.sh", "requirements.lock", "requirements-gpu.lock",
+             "hooks/verification.py", "hooks/includes.py", "hooks/notebooks.py"]  # + snippets/shared/*.py
 INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)""")
 SECTIONS = ("interview-questions", "use-cases", "production-issues", "best-practices")
 PAGE_FILE = re.compile(rf"(?:{'|'.join(SECTIONS)})/[a-z0-9]+(?:-[a-z0-9]+)*\.(?:md|py)")
@@ -226,15 +232,22 @@ def includes(path, seen=None):
     return seen
 
 
+def machinery():
+    """The files every page's result depends on (MACHINERY, and snippets/shared/ programs, imported not included)."""
+    return [ROOT / name for name in MACHINERY] + sorted((ROOT / "snippets/shared").glob("*.py"))
+
+
 def content_hash(path):
-    """Hash of everything a page's result depends on: the page, its nested includes, the machinery, both locks."""
+    """Hash of everything a page's result depends on: the page, its nested includes, the machinery, both locks,
+    and the snippet options of mkdocs.yml (how an include expands)."""
+    from includes import config as snippet_options  # hooks/includes.py imports this module: import it late
+
     path = Path(path)
-    machinery = [ROOT / name for name in MACHINERY] + sorted((ROOT / "hooks").glob("*.py")) + sorted(
-        (ROOT / "snippets/shared").glob("*.py"))  # imported by snippet programs, not included
     digest_ = hashlib.sha256()
-    for part in [path] + sorted(includes(path)) + machinery:
+    for part in [path] + sorted(includes(path)) + machinery():
         digest_.update(part.relative_to(ROOT).as_posix().encode() + b"\0")
         digest_.update(part.read_bytes() if part.exists() else b"<missing>")
+    digest_.update(b"mkdocs.yml: pymdownx.snippets\0" + json.dumps(snippet_options(), sort_keys=True).encode())
     return digest_.hexdigest()
 
 

@@ -169,3 +169,25 @@ def test_a_nested_include_is_part_of_the_content_hash(project):
     (snippets / "inner.py").write_text("# --8<-- [start:x]\nx = 2\n# --8<-- [end:x]\n")
     code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
     assert code == 1 and "n.md: cpu report is stale" in out, out
+
+
+def test_what_only_renders_leaves_reports_valid_and_what_runs_makes_them_stale(project):
+    code, out = publish(project, "h.md", "# H\n\n```python\nassert 6 * 7 == 42\n```\n")
+    assert code == 0, out
+    rebuild = lambda: run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")  # noqa: E731
+    for name in ("hooks/pages.py", "hooks/stamp.py", "docs/stylesheets/site.css"):  # rendering only
+        path = project.path / name
+        path.write_text(path.read_text() + "\n# an edit that changes only how pages look\n")
+    config = project.path / "mkdocs.yml"
+    config.write_text(config.read_text().replace("site_name: TensorFlow Verified", "site_name: TensorFlow Verified!"))
+    code, out = rebuild()
+    assert code == 0, out
+    config.write_text(config.read_text().replace("dedent_subsections: true", "dedent_subsections: false"))
+    code, out = rebuild()
+    assert code == 1 and "h.md: cpu report is stale" in out, out  # how an include expands: it changes what runs
+    config.write_text(config.read_text().replace("dedent_subsections: false", "dedent_subsections: true"))
+    assert rebuild()[0] == 0
+    conftest = project.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + "\n# the example runner changed\n")
+    code, out = rebuild()
+    assert code == 1 and "h.md: cpu report is stale" in out, out
