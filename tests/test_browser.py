@@ -426,3 +426,128 @@ def test_zero_external_requests(page, base_url, external):
         page.goto(base_url + path)
         page.wait_for_load_state("networkidle")
     assert external == [], f"requests left the machine: {sorted(set(external))}"
+
+
+def prep_path(page, base_url):
+    """The home page's prep path: [(title, absolute URL)] in path order."""
+    page.goto(base_url + "/")
+    return page.locator("h2#interview-prep ~ ol").first.locator(":scope > li > a:first-child").evaluate_all(
+        "links => links.map(a => [a.textContent.trim(), a.href])")
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_the_prep_path_is_the_navigation(page, base_url, viewport):
+    page.set_viewport_size(VIEWPORTS[viewport])
+    steps = prep_path(page, base_url)
+    assert len(steps) >= 10, steps
+    for k in (1, 2, len(steps)):  # the first, a middle and the last step
+        page.goto(steps[k - 1][1])
+        step = page.locator("nav.tfv-step")
+        assert step.is_visible() and f"step {k} of {len(steps)}" in step.inner_text(), step.inner_text()
+        following = step.locator("a[rel=next]")
+        if k < len(steps):
+            assert following.evaluate("a => a.href") == steps[k][1], "the step's next link must be the next step"
+            assert page.locator("a.md-footer__link--next").evaluate("a => a.href") == steps[k][1]
+        else:
+            assert following.count() == 0 and "last step" in step.inner_text(), step.inner_text()
+        if k > 1:
+            assert page.locator("a.md-footer__link--prev").evaluate("a => a.href") == steps[k - 2][1]
+    sidebar = page.locator(".md-nav--primary .md-nav__item").filter(
+        has=page.locator(":scope > label, :scope > .md-nav__link", has_text="Interview prep path")).first
+    links = sidebar.locator("nav a.md-nav__link[href]").evaluate_all(
+        "links => links.filter(a => !a.getAttribute('href').startsWith('#')).map(a => a.href)")
+    assert links == [url for _, url in steps], "the nav's prep path must be the home page's, in order"
+    page.goto(base_url + "/use-cases/serve-with-fastapi/")
+    assert page.locator("nav.tfv-step").count() == 0, "a page off the path says no step"
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_practised_marks_persist_count_filter_and_travel_as_a_file(page, base_url, viewport, tmp_path):
+    page.set_viewport_size(VIEWPORTS[viewport])
+    steps = prep_path(page, base_url)
+    page.evaluate("localStorage.clear()")
+    page.goto(steps[1][1])
+    mark = page.locator("button.tfv-mark")
+    assert mark.is_visible() and mark.get_attribute("aria-pressed") == "false"
+    mark.click()
+    page.reload()  # kept in the browser
+    assert page.locator("button.tfv-mark").get_attribute("aria-pressed") == "true"
+    pages = len(verification.content_pages())
+    page.goto(base_url + "/")
+    count = page.locator(".tfv-progress p").first
+    assert count.inner_text() == f"Practised: 1 of {len(steps)} steps of the path · 1 of {pages} pages in all"
+    practised = page.locator("h2#interview-prep ~ ol").first.locator(":scope > li.tfv-practised")
+    assert practised.count() == 1 and practised.locator("a").first.evaluate("a => a.href") == steps[1][1]
+
+    page.goto(base_url + "/interview-questions/")
+    rows = page.locator(".tfv-pages tbody tr")
+    shown = page.locator(".tfv-pages tbody tr:visible")
+    total = rows.count()
+    page.locator(".tfv-filter button[data-mark=practised]").click()
+    assert shown.count() == 1 and shown.locator("a").first.evaluate("a => a.href") == steps[1][1]
+    assert shown.locator("td.tfv-mark-cell").inner_text() == "✓"
+    page.locator(".tfv-filter button[data-mark='not yet']").click()
+    assert shown.count() == total - 1, (shown.count(), total)
+
+    page.goto(base_url + "/")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Save marks to a file").click()
+    saved = tmp_path / "marks.json"
+    download.value.save_as(saved)
+    marks = json.loads(saved.read_text())["practised"]
+    assert list(marks) == [steps[1][1].removeprefix(base_url + "/")], marks
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    assert count.inner_text().startswith(f"Practised: 0 of {len(steps)} steps"), "cleared storage: no marks"
+    page.locator(".tfv-progress input[type=file]").set_input_files(saved)
+    assert "Loaded 1 marks" in page.locator(".tfv-progress p[role=status]").inner_text()
+    assert count.inner_text().startswith(f"Practised: 1 of {len(steps)} steps")
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"todo": ["tensors"]}')
+    page.locator(".tfv-progress input[type=file]").set_input_files(bad)
+    assert "notes.json is not a file of marks" in page.locator(".tfv-progress p[role=status]").inner_text()
+    assert count.inner_text().startswith(f"Practised: 1 of {len(steps)} steps"), "a bad file changes nothing"
+
+
+def test_a_printed_page_is_a_study_sheet(page, base_url):
+    page.goto(base_url + QUESTION)
+    canonical = page.locator("link[rel=canonical]").get_attribute("href")
+    page.locator(".md-content .highlight").first.hover()  # content.lazy: its copy button mounts in view
+    page.locator("button[data-md-type=copy]").first.wait_for(state="attached")
+    page.emulate_media(media="print")
+    for chrome in ("button.tfv-practice", "button.tfv-mark", ".tfv-link", ".md-tags", "button[data-md-type=copy]", ".md-header",
+                   ".md-sidebar--primary"):
+        assert page.locator(chrome).count() >= 1, f"the sample page has no {chrome}"
+        printed = page.locator(chrome).evaluate_all("els => els.filter(e => e.checkVisibility()).length")
+        assert printed == 0, f"{chrome} must not print"
+    url, stamp = page.locator(".tfv-print-url"), page.locator(".tfv-stamp")
+    assert url.is_visible() and url.inner_text() == canonical, url.inner_text()
+    first_section = page.locator("h2").first.bounding_box()["y"]
+    assert url.bounding_box()["y"] < first_section and stamp.bounding_box()["y"] < first_section
+    assert page.locator("h2#pitfalls ~ details").first.is_visible(), "practice mode off: the whole page prints"
+
+    page.emulate_media(media="screen")
+    page.locator("button.tfv-practice").click()
+    page.emulate_media(media="print")
+    assert page.locator("h2#quick-answer + *").is_visible(), "the quick answer prints first"
+    assert not page.locator("h2#pitfalls").first.is_visible(), "the answers' headings print after the break"
+    answers = page.locator(".tfv-print-answers")
+    assert answers.is_visible() and answers.evaluate("a => getComputedStyle(a).breakBefore") == "page"
+    assert answers.locator("h2").first.inner_text() == "Answers"
+    assert "Where candidates lose the point" in answers.inner_text()
+    assert answers.locator("details").count() >= 5 and answers.locator("details:not([open])").count() == 0
+    assert answers.locator("[id]").count() == 0, "a copy must not duplicate the page's ids"
+    page.emulate_media(media="screen")
+    assert not answers.is_visible(), "the copy is for print only"
+
+
+def test_the_tracing_lab_prints_its_questions_then_the_answers(page, base_url):
+    practice_on(page, base_url, PAGE_TYPES["question"])
+    page.emulate_media(media="print")
+    questions = page.locator(".md-content__inner > h2[id]").filter(has_text=re.compile(r"^[1-6]\. "))
+    assert questions.count() == 6 and all(questions.nth(i).is_visible() for i in range(6)), "the questions print"
+    assert page.locator(".md-content__inner > .tfv-question").first.is_visible()
+    answers = page.locator(".tfv-print-answers")
+    assert answers.is_visible() and answers.locator("table").count() >= 1
+    last_question = questions.nth(5).bounding_box()["y"]
+    assert answers.bounding_box()["y"] > last_question, "the answers come after every question"

@@ -3,7 +3,8 @@
 // A link or table-of-contents click into a hidden section reveals it and moves focus there; a link to a
 // collapsed follow-up opens it, practice mode or not. A "your prediction" table gets a choice per row,
 // checked against the page's asserted answers table. The toggle is in the HTML, hidden (hooks/weight.py);
-// with practice mode off, a page load only reveals it.
+// with practice mode off, a page load only reveals it. Printed with practice mode on, a page is a study sheet: the
+// questions and what stays visible first, then, after a page break, a copy of every hidden section (site.css).
 (() => {
   const toggle = document.querySelector(".md-content__inner button.tfv-practice");
   const keep = toggle?.dataset.keep;  // the id of the section that stays visible
@@ -35,7 +36,9 @@
       if (element.tagName === "H2") {
         current = element.id === keep && !hideKept ? null : { heading: element, body: [], name: name(element) };
         if (current) sections.push(current);
-      } else if (current && element !== toggle && !element.classList.contains("tfv-question")) {
+      } else if (current && element.classList.contains("tfv-question")) {
+        current.question = true;  // its heading prints with the questions
+      } else if (current && element !== toggle) {
         current.body.push(element);
       }
     }
@@ -49,7 +52,24 @@
         show(section, section.button.getAttribute("aria-expanded") !== "true", true);
       });
       section.heading.after(section.button);
+      const asked = section.question || hideKept;  // on a page of several questions, each heading is one
+      for (const element of [...section.body, ...(asked ? [] : [section.heading])]) {
+        element.classList.add("tfv-in-section");  // printed with practice mode on: under "Answers", not here
+      }
     });
+  };
+  const printAnswers = (on) => {  // practice mode's study sheet: a copy of every hidden section, printed last
+    document.querySelector(".tfv-print-answers")?.remove();
+    if (!on) return;
+    const answers = document.createElement("section");
+    answers.className = "tfv-print-answers";
+    answers.setAttribute("aria-hidden", "true");  // a print-only copy (never displayed on a screen)
+    answers.append(Object.assign(document.createElement("h2"), { textContent: "Answers" }));
+    for (const section of sections) answers.append(section.heading.cloneNode(true), ...section.body.map((b) => b.cloneNode(true)));
+    answers.querySelectorAll("[id]").forEach((element) => element.removeAttribute("id"));
+    answers.querySelectorAll(".tfv-hidden, .tfv-in-section").forEach((element) => element.classList.remove("tfv-hidden", "tfv-in-section"));
+    answers.querySelectorAll("details").forEach((details) => { details.open = true; });
+    document.querySelector(".md-content__inner").append(answers);
   };
   const apply = (on) => {
     toggle.setAttribute("aria-pressed", String(on));
@@ -59,6 +79,8 @@
       show(section, !on, false);
       section.button.hidden = !on;
     }
+    document.body.classList.toggle("tfv-practising", on);
+    printAnswers(on);
     localStorage.setItem("tfv-practice", on ? "1" : "");
   };
   const reveal = (hash) => {  // a fragment's target: its section shown, its collapsed block opened, focus on it

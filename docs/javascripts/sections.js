@@ -1,5 +1,6 @@
-// Section index pages: filter the page tables (hooks/pages.py) by words and by difficulty, in the browser.
-// A topic whose rows are all filtered out hides with its heading; the count says what is shown.
+// Section index pages: filter the page tables (hooks/pages.py) by words, by difficulty and by whether the reader
+// marked the page as practised (progress.js), in the browser. A "Practised" column shows the marks. A topic
+// whose rows are all filtered out hides with its heading; the count says what is shown.
 (() => {
   const pages = document.querySelector(".md-content .tfv-pages");
   if (!pages) return;
@@ -14,16 +15,34 @@
       ${["all", "easy", "medium", "hard"].map((level) =>
         `<button type="button" data-level="${level}" aria-pressed="${level === "all"}">${level}</button>`).join("")}
     </span>
+    <span role="group" aria-label="Practised">
+      ${["any", "practised", "not yet"].map((mark) =>
+        `<button type="button" data-mark="${mark}" aria-pressed="${mark === "any"}">${mark}</button>`).join("")}
+    </span>
     <output aria-live="polite"></output>`;
   pages.prepend(form);
-  let level = "all";
+  const progress = window.tfvProgress;
+  for (const table of pages.querySelectorAll("table")) {
+    table.tHead.rows[0].append(Object.assign(document.createElement("th"), { textContent: "Practised" }));
+  }
+  const marked = (row) => progress ? progress.id(row.querySelector("a").href) in progress.load() : false;
+  const paint = () => {
+    for (const row of rows) {
+      const cell = row.querySelector("td.tfv-mark-cell") || row.appendChild(
+        Object.assign(document.createElement("td"), { className: "tfv-mark-cell" }));
+      cell.textContent = marked(row) ? "✓" : "";
+      cell.setAttribute("aria-label", marked(row) ? "practised" : "not yet");
+    }
+  };
+  let level = "all", mark = "any";
   const apply = () => {
     const words = form.words.value.toLowerCase().split(/\s+/).filter(Boolean);
     let shown = 0;
     for (const row of rows) {
       const text = row.textContent.toLowerCase();
       const ok = words.every((word) => text.includes(word)) &&
-        (level === "all" || row.cells[1].textContent.trim() === level);
+        (level === "all" || row.cells[1].textContent.trim() === level) &&
+        (mark === "any" || marked(row) === (mark === "practised"));
       row.hidden = !ok;
       shown += ok;
     }
@@ -39,11 +58,15 @@
   form.addEventListener("input", apply);
   form.addEventListener("submit", (event) => event.preventDefault());
   form.addEventListener("click", (event) => {
-    const button = event.target.closest("button[data-level]");
+    const button = event.target.closest("button[data-level], button[data-mark]");
     if (!button) return;
-    level = button.dataset.level;
-    form.querySelectorAll("button[data-level]").forEach((b) => b.setAttribute("aria-pressed", b === button));
+    const kind = button.dataset.level ? "level" : "mark";
+    if (kind === "level") level = button.dataset.level;
+    else mark = button.dataset.mark;
+    form.querySelectorAll(`button[data-${kind}]`).forEach((b) => b.setAttribute("aria-pressed", b === button));
     apply();
   });
+  addEventListener("storage", () => { paint(); apply(); });  // marks changed in another tab
+  paint();
   apply();
 })();
