@@ -4,8 +4,12 @@ in site/, after everything else has written it.
 Every code block the site renders as Python (a Pygments language class or a notebook cell that resolves to a
 Python lexer, in any admonition, tab, list or included file) must be code that this build's report records
 as having run and passed on that page (digests match), or a skipped block that stands right after its
-visible reason. A highlighted block whose language cannot be told (a notebook Markdown cell) must stand after
-a visible label. Anything else fails the publish build, naming the page and the block.
+visible reason. Any other highlighted block must be in a language that does not run here and is on the short
+allow-list below (by the lexer Pygments resolves it to, so `sh` is Bash), and stand after a visible label
+unless tests/test_census.py parses every block of its language (JSON, YAML, TF Serving's text configs). A block
+in any other language (`cython`, `julia`, `ruby`...) fails, labelled or not: nothing runs it, and the site does
+not show code that nothing checks. A highlighted block whose language cannot be told (a notebook Markdown cell)
+must stand after a visible label. Anything else fails the publish build, naming the page and the block.
 """
 
 from pathlib import Path
@@ -13,10 +17,14 @@ from pathlib import Path
 import verification
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
 from mkdocs.plugins import event_priority
 
 PAGES = {}  # built HTML file -> the page source it came from (docs-relative)
 LABEL = "tfv-not-run"
+NON_EXECUTABLE = {"Bash", "Bash Session", "Text only", "Text output", "JSON", "YAML", "TOML", "INI", "Docker"}
+PARSED_BY_TESTS = {"JSON", "YAML", "Text only"}  # tests/test_census.py parses every such block in docs/
 
 
 @event_priority(-100)  # after every other hook has changed the page
@@ -67,7 +75,20 @@ def check(html, key):
                 continue
             problems.append(f"{where}: Python that this build's report does not record as run and passed"
                             + ("" if report else " (the page has no report)"))
+        elif lexer_name(language) not in NON_EXECUTABLE:
+            problems.append(f"{where}: a {language!r} block ({lexer_name(language) or 'no Pygments lexer'}): "
+                            f"neither Python that runs nor a non-executable language ({', '.join(sorted(NON_EXECUTABLE))})")
+        elif lexer_name(language) not in PARSED_BY_TESTS and not _labelled(pre):
+            problems.append(f"{where}: a {language!r} block without a visible label (<!-- not-executed: why -->)")
     return problems
+
+
+def lexer_name(language):
+    """The name of the Pygments lexer a fence's language resolves to ('sh' -> 'Bash'), or None."""
+    try:
+        return get_lexer_by_name(language).name
+    except ClassNotFound:
+        return None
 
 
 def _language(pre):

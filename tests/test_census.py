@@ -124,3 +124,35 @@ def test_census_finds_material_fences(tmp_path):
     page.write_text('```python title="a.py"\nx = 1\n```\n\n!!! note\n    ```py hl_lines="1"\n    y = 2\n    ```\n'
                     '\n=== "Tab"\n\n    ```pycon\n    >>> 1\n    1\n    ```\n````markdown\n```python\n```\n````\n')
     assert [(b[0], b[2]) for b in fences(page)] == [(1, "python"), (6, "py"), (12, "pycon"), (16, "markdown")]
+
+
+LABEL_HTML = '<p class="tfv-not-run"><strong>Not executed here:</strong> why</p>'
+
+
+def block(language, code="echo hi", label=False):
+    return (LABEL_HTML if label else "") + (f'<div class="language-{language} highlight"><pre><span></span><code>'
+                                            f'<span class="n">{code}</span></code></pre></div>')
+
+
+@pytest.mark.parametrize("html, problem", [
+    (block("bash", label=True), None),
+    (block("sh", label=True), None),                       # an alias: the lexer is Bash
+    (block("console", label=True), None),
+    (block("json", '{"a": 1}'), None),                     # parsed by test_every_block_ran_or_is_accounted_for
+    (block("yaml", "a: 1"), None),
+    (block("bash"), "without a visible label"),
+    (block("toml", "a = 1"), "without a visible label"),
+    (block("cython", label=True), "neither Python that runs nor a non-executable language"),
+    (block("julia", label=True), "neither Python that runs nor a non-executable language"),
+    (block("nosuchlanguage", label=True), "no Pygments lexer"),
+    (block("python", "x = 1"), "does not record as run and passed"),
+    (block("starlark", "x = 1", label=True), "does not record as run and passed"),  # Pygments: Python
+])
+def test_the_html_census_allows_only_python_that_ran_and_listed_languages(html, problem):
+    import census
+
+    found = census.check(f"<html><body><article>{html}</article></body></html>", None)
+    if problem is None:
+        assert found == [], found
+    else:
+        assert len(found) == 1 and problem in found[0], found
