@@ -13,6 +13,8 @@ import re
 import verification
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+from mkdocs.utils import get_relative_url
 
 PAGE_SUFFIXES = (".md", ".py", ".ipynb", ".html", ".htm")  # files MkDocs or mkdocs-jupyter would render or copy as pages
 DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>skip|not-executed):\s*(?P<text>.*?)\s*-->[ \t]*$", re.M)
@@ -28,9 +30,19 @@ def on_files(files, config):
             errors.append(f"docs/{key}: not a page file the site publishes (docs/<section>/<slug>.md or .py)")
         if verification.is_content_page(key):
             errors += [f"docs/{key}: {p}" for p in _problems(key, gate)]
+    for key in map(verification.page_key, verification.content_pages()):
+        for device in ("cpu", "gpu"):  # each page's reports are published beside it: the stamp links them
+            if verification.report_path(device, key).exists():
+                files.append(File.generated(config, published_report(device, key),
+                                            abs_src_path=str(verification.report_path(device, key))))
     if gate["publish"] and errors:
         raise PluginError("refusing to publish unverified pages:\n  " + "\n  ".join(errors))
     return files
+
+
+def published_report(device, key):
+    """Where the site publishes a page's report: reports/<device>/<section>/<slug>.<md|py>.json."""
+    return f"reports/{device}/{key}.json"
 
 
 def _problems(key, gate, device=None):
@@ -132,9 +144,20 @@ def on_page_content(content, page, config, files):
         return content
     gate = verification.gate(config)
     lines = [_line(device, key, gate) for device in ("cpu", "gpu")]
+    lines.append(_help(page, key, verified=all(x.startswith('<p class="tfv-verified">') for x in lines if x)))
     stamp = '<div class="tfv-stamp" role="note" aria-label="Verification">' + "".join(x for x in lines if x) + "</div>"
     head, sep, rest = content.partition("</h1>")
     return head + sep + stamp + rest if sep else stamp + content
+
+
+def _help(page, key, verified):
+    """The stamp's last line, for a newcomer: what a verified stamp means, and the report(s) it was made from."""
+    home = get_relative_url("./", page.url) + "#how-to-read-a-stamp"
+    reports = [f'<a href="{get_relative_url(published_report(device, key), page.url)}">{device.upper()} report</a>'
+               for device in ("cpu", "gpu") if verification.report_path(device, key).exists()]
+    meaning = "The examples counted above ran, and every assertion in them held, on the versions named. " * verified
+    return (f'<p class="tfv-stamp-help">{meaning}<a href="{home}">How to read a stamp</a>'
+            + "".join(f" · {r} (JSON)" for r in reports) + "</p>")
 
 
 def _line(device, key, gate):
@@ -150,7 +173,8 @@ def _line(device, key, gate):
     passed = sum(e["outcome"] == "passed" for e in examples)
     skipped = [e for e in examples if e["outcome"] == "skipped"]
     cells = sum(e.get("cells", 0) for e in examples)
-    what = f"notebook ran, {cells} cells" if cells else f"{passed} example{'s' * (passed != 1)} passed"
+    what = (f"notebook ran, {cells} cells, assertions passed" if cells else
+            f"{passed} example{'s' * (passed != 1)} ran, assertions passed")
     where = f"GPU ({report['gpu_model']})" if device == "gpu" else "CPU"
     v = report["versions"]
     parts = [what] + ([f"{len(skipped)} skipped"] if skipped else []) + [

@@ -191,3 +191,14 @@ def test_what_only_renders_leaves_reports_valid_and_what_runs_makes_them_stale(p
     conftest.write_text(conftest.read_text() + "\n# the example runner changed\n")
     code, out = rebuild()
     assert code == 1 and "h.md: cpu report is stale" in out, out
+
+
+def test_the_stamp_explains_itself_and_links_the_report_it_was_made_from(project):
+    code, out = publish(project, "s.md", "# S\n\n```python\nassert 6 * 7 == 42\n```\n")
+    assert code == 0, out
+    html = (project.path / "site/interview-questions/s/index.html").read_text()
+    assert "✓ 1 example ran, assertions passed" in html, html[:2000]
+    assert 'href="../../#how-to-read-a-stamp"' in html and "every assertion in them held" in html
+    assert 'href="../../reports/cpu/interview-questions/s.md.json">CPU report</a>' in html
+    published = json.loads((project.path / "site/reports/cpu/interview-questions/s.md.json").read_text())
+    assert published["page"] == "interview-questions/s.md" and published["examples"][0]["outcome"] == "passed"
