@@ -143,6 +143,10 @@ def on_page_content(content, page, config, files):
     if not verification.is_content_page(key):
         return content
     gate = verification.gate(config)
+    try:  # the sitemap's <lastmod>: when the page was last verified, not when the site was built
+        page.update_date = verification.read_report("cpu", key)["date"]
+    except (verification.BadReport, TypeError):
+        pass  # no report, or a broken one: the stamp says so below, and the publish build refuses it
     lines = [_line(device, key, gate) for device in ("cpu", "gpu")]
     lines.append(_help(page, key, verified=all(x.startswith('<p class="tfv-verified">') for x in lines if x)))
     stamp = '<div class="tfv-stamp" role="note" aria-label="Verification">' + "".join(x for x in lines if x) + "</div>"

@@ -551,3 +551,17 @@ def test_the_tracing_lab_prints_its_questions_then_the_answers(page, base_url):
     assert answers.is_visible() and answers.locator("table").count() >= 1
     last_question = questions.nth(5).bounding_box()["y"]
     assert answers.bounding_box()["y"] > last_question, "the answers come after every question"
+
+
+def test_the_404_page_offers_search_and_the_sections(page, base_url):
+    page.goto(base_url + "/404.html")
+    assert page.locator("h1").inner_text() == "This page is not here"
+    hrefs = page.locator(".md-content a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    for section in ("interview-questions/", "use-cases/", "production-issues/", "best-practices/"):
+        assert any(h.endswith("/" + section) and h.startswith("/") for h in hrefs), (section, hrefs)  # root-relative
+    page.locator(".md-content label[for=__search]").click()
+    assert page.locator("#__search").is_checked(), "the label opens the site's search"
+    page.keyboard.press("Escape")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    assert [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")] == []

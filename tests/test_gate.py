@@ -202,3 +202,17 @@ def test_the_stamp_explains_itself_and_links_the_report_it_was_made_from(project
     assert 'href="../../reports/cpu/interview-questions/s.md.json">CPU report</a>' in html
     published = json.loads((project.path / "site/reports/cpu/interview-questions/s.md.json").read_text())
     assert published["page"] == "interview-questions/s.md" and published["examples"][0]["outcome"] == "passed"
+
+
+def test_the_sitemap_dates_a_page_by_its_report(project):
+    code, out = publish(project, "d.md", "# D\n\n```python\nassert 1\n```\n")
+    assert code == 0, out
+    report = project.path / "build/report/cpu/interview-questions/d.md.json"
+    data = json.loads(report.read_text())
+    data["date"] = "2026-01-02"  # as if the run were older than this build
+    report.write_text(json.dumps(data))
+    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict")  # a preview build: the gate would refuse the edit
+    assert code == 0, out
+    sitemap = (project.path / "site/sitemap.xml").read_text()
+    entry = sitemap[sitemap.index("interview-questions/d/"):].split("</url>")[0]
+    assert "<lastmod>2026-01-02</lastmod>" in entry, entry
