@@ -18,10 +18,14 @@ from typing import Annotated
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 N_FEATURES = 4
-Row = Annotated[list[float], Field(min_length=N_FEATURES, max_length=N_FEATURES)]
+# strict: a number, not a string or a bool coerced to one; allow_inf_nan=False: NaN and Infinity are refused.
+Feature = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Row = Annotated[list[Feature], Field(min_length=N_FEATURES, max_length=N_FEATURES)]
 
 
 class PredictRequest(BaseModel):
@@ -53,6 +57,11 @@ def create_app(export_dir):
         app.state.predict = None                             # at shutdown
 
     app = FastAPI(lifespan=lifespan)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(request, exc):                    # FastAPI's 422, without echoing the input back:
+        fields = ("type", "loc", "msg")                       # a NaN in it would not encode as JSON (a 500)
+        return JSONResponse(status_code=422, content={"detail": [{k: e[k] for k in fields} for e in exc.errors()]})
 
     @app.post("/v1/models/iris:predict", response_model=PredictResponse)
     def predict(body: PredictRequest, request: Request):      # a plain def: FastAPI runs it in a thread pool
@@ -130,7 +139,12 @@ def wait_ready(client, port, attempts=600):
 def stop_server(process):
     """SIGTERM, wait, and return the server's last JSON line (its counts after shutdown)."""
     process.send_signal(signal.SIGTERM)
-    code = process.wait(timeout=280)
+    try:
+        code = process.wait(timeout=280)
+    except BaseException:                                       # a hang (TimeoutExpired): never leave it running
+        process.kill()
+        process.wait()
+        raise
     tail = process.stdout.read()
     process.stdout.close()
     process.log.seek(0)
