@@ -17,9 +17,9 @@ from pathlib import Path
 import verification
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
-from mkdocs.plugins import event_priority
 
 PAGES = {}  # built HTML file -> the page source it came from (docs-relative)
 LABEL = "tfv-not-run"

@@ -1,5 +1,6 @@
 """The nav (docs/.nav.yml and each section's, read by mkdocs-awesome-nav) against the home page: the prep path
-the home page lists is the nav's "Interview prep path", step for step. (A page left out of the nav fails the build: mkdocs.yml's `strict` with `omitted_files: warn`.)"""
+the home page lists is the nav's "Interview prep path", step for step. (A page left out of the nav fails the
+build: mkdocs.yml's `strict` with `omitted_files: warn`.)"""
 
 import re
 
