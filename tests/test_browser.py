@@ -565,3 +565,16 @@ def test_the_404_page_offers_search_and_the_sections(page, base_url):
     page.add_script_tag(path=str(AXE))
     result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     assert [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")] == []
+
+
+WIDE_CODE = ["/production-issues/mirrored-slower-than-one-gpu/", "/production-issues/gpu-oom-batch-too-large/",
+             PAGE_TYPES["question"]]  # the pages with the most code lines over 100 characters, and the tracing lab
+
+
+@pytest.mark.parametrize("path", WIDE_CODE)
+def test_code_does_not_scroll_sideways_on_a_1280_px_screen(page, base_url, path):
+    page.set_viewport_size(VIEWPORTS["desktop"])
+    page.goto(base_url + path)
+    scrolling = page.locator(".md-content pre > code").evaluate_all(
+        "codes => codes.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 60))")
+    assert page.locator(".md-content pre > code").count() >= 5 and scrolling == [], scrolling
