@@ -31,7 +31,7 @@ def _table(section):
                                              level, meta.get("description", "")))
     out = []
     for topic in sorted(groups):
-        out += [f"\n### {topic} {{ #{re.sub(r'[^a-z0-9]+', '-', topic.lower()).strip('-')} }}\n",
+        out += [f"\n## {topic} {{ #{re.sub(r'[^a-z0-9]+', '-', topic.lower()).strip('-')} }}\n",
                 "| Page | Difficulty | In one line |", "|---|---|---|"]
         out += [f"| [{title}]({name}) | {level} | {summary} |" for _, title, name, level, summary in sorted(groups[topic])]
     # docs/javascripts/sections.js adds a filter (words, difficulty) above the tables; without it, all rows show

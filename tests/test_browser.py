@@ -578,3 +578,15 @@ def test_code_does_not_scroll_sideways_on_a_1280_px_screen(page, base_url, path)
     scrolling = page.locator(".md-content pre > code").evaluate_all(
         "codes => codes.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 60))")
     assert page.locator(".md-content pre > code").count() >= 5 and scrolling == [], scrolling
+
+
+def test_no_page_skips_a_heading_level():
+    skipped = {}
+    for html in sorted(SITE.rglob("*.html")):
+        text = html.read_text(encoding="utf-8")
+        article = text[text.find('<article class="md-content__inner'):text.find("</article>")]
+        levels = [int(level) for level in re.findall(r"<h([1-6])[\s>]", article)]
+        jumps = [(a, b) for a, b in zip([0] + levels, levels) if b > a + 1]
+        if jumps:
+            skipped[html.relative_to(SITE).as_posix()] = jumps[:3]
+    assert len(list(SITE.rglob("*.html"))) >= 50 and skipped == {}, skipped

@@ -46,12 +46,12 @@
       row.hidden = !ok;
       shown += ok;
     }
-    for (const table of pages.querySelectorAll("table")) {  // Material wraps each table; its h3 comes before
+    for (const table of pages.querySelectorAll("table")) {  // Material wraps each table; its h2 comes before
       const wrapper = table.closest(".md-typeset__scrollwrap") || table;
       const empty = [...table.tBodies[0].rows].every((row) => row.hidden);
       wrapper.hidden = empty;
       const heading = wrapper.previousElementSibling;
-      if (heading?.tagName === "H3") heading.hidden = empty;
+      if (heading?.tagName === "H2") heading.hidden = empty;
     }
     form.querySelector("output").textContent = `${shown} of ${rows.length} pages`;
   };
