@@ -194,32 +194,23 @@ def _seed():
     keras.utils.set_random_seed(0)  # Python, NumPy and TensorFlow
 
 
-LEAK_GRACE = 10  # seconds a page's child processes get to finish exiting: Keras' PyDataset pool, for one, is
-# closed, not joined, when fit returns, so its workers are still on their way out when the page ends
-
-
-def _running(children, grace):
-    """The processes still running (not exited, not a zombie waiting for its parent to reap it) after `grace` s.
-    A zombie is not reaped here: its parent (a pool, say) may still wait for it."""
-    deadline = time.monotonic() + grace
-    while True:
-        alive = []
-        for child in children:
-            try:
-                if child.status() != psutil.STATUS_ZOMBIE:
-                    alive.append(child)
-            except psutil.NoSuchProcess:
-                pass
-        if not alive or time.monotonic() > deadline:
-            return alive
-        children = alive
-        time.sleep(0.1)
+def _running(children):
+    """The processes still running: not exited, and not a zombie waiting for its parent to reap it (a zombie is
+    not reaped here: its parent, a pool say, may still wait for it)."""
+    alive = []
+    for child in children:
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                alive.append(child)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
 
 
 def _leaks(threads_before):
     """Threads and child processes a page started and left running (detected, then ended)."""
     found = []
-    for child in _running(psutil.Process().children(recursive=True), grace=LEAK_GRACE):
+    for child in _running(psutil.Process().children(recursive=True)):
         try:
             command = " ".join(child.cmdline()[:3])
             child.kill()
