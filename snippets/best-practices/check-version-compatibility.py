@@ -68,7 +68,7 @@ def check_versions(expect_gpu=False):
     if len(owners) != 1:
         problems.append(f"the tensorflow package folder belongs to {owners or 'no distribution'}: install exactly one")
     distribution = owners[0] if len(owners) == 1 else "tensorflow"
-    for name, module in (("tensorflow", tf), ("keras", keras)):
+    for name, module in ((distribution, tf), ("keras", keras)):  # tensorflow-cpu alone is a healthy install
         try:
             installed = metadata.version(name)
         except metadata.PackageNotFoundError:
