@@ -18,11 +18,16 @@ CELL_LINE = re.compile(r"""^(?P<indent>[ \t]*)#\s*--8<--\s+["'](?P<spec>[^"']+)[
 
 def config():
     """pymdownx.snippets' options as mkdocs.yml gives them, read without loading MkDocs (its plugins and hooks)."""
+    return _options((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+
+@cache  # every page's content hash asks: parse each version of mkdocs.yml once
+def _options(text):
     class Loader(yaml.SafeLoader):
         pass
 
     Loader.add_constructor("!ENV", lambda loader, node: None)  # gate switches: not needed to expand snippets
-    extensions = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)["markdown_extensions"]
+    extensions = yaml.load(text, Loader=Loader)["markdown_extensions"]
     return next(e["pymdownx.snippets"] for e in extensions if isinstance(e, dict) and "pymdownx.snippets" in e)
 
 

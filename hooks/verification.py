@@ -94,6 +94,22 @@ REPORT = {  # reports travel between machines (the GPU runner's comes back as an
 }
 
 
+def _validator(schema):
+    """A checked schema's validator, built once: jsonschema.validate re-checks the schema on every call."""
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def validate(instance, validator):
+    """Raise the most relevant error, as jsonschema.validate does."""
+    if (error := jsonschema.exceptions.best_match(validator.iter_errors(instance))) is not None:
+        raise error
+
+
+FRONT_MATTER_SCHEMA, REPORT_SCHEMA = _validator(FRONT_MATTER), _validator(REPORT)
+
+
 class Result(TypedDict):
     value: float
     rtol: float
@@ -144,7 +160,7 @@ def front_matter(path):
         title = re.search(r"^# (.+)$", text, re.M)
     meta = {} if meta is None else meta
     try:
-        jsonschema.validate(meta, FRONT_MATTER)
+        validate(meta, FRONT_MATTER_SCHEMA)
     except jsonschema.ValidationError as error:
         where = "/".join(map(str, error.absolute_path)) or "front matter"
         raise ValueError(f"{_rel(path)}:1: {where}: {error.message}") from None
@@ -279,7 +295,7 @@ def assemble(page, examples: list[Example], facts) -> Report:
 
 
 def write_report(report: Report):
-    jsonschema.validate(report, REPORT)
+    validate(report, REPORT_SCHEMA)
     path = report_path(report["device"], report["page"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -296,7 +312,7 @@ def read_report(device, key) -> Report | None:
         return None
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
-        jsonschema.validate(report, REPORT)
+        validate(report, REPORT_SCHEMA)
     except (ValueError, jsonschema.ValidationError) as error:
         message = error.message if isinstance(error, jsonschema.ValidationError) else str(error)
         raise BadReport(f"{path.relative_to(ROOT)}: not a valid report: {message[:300]}") from None

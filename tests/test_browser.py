@@ -12,6 +12,7 @@ from urllib.parse import urljoin
 
 import pytest
 import verification
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
@@ -421,6 +422,22 @@ def test_axe_finds_no_serious_violation(scheme_page, base_url, path):
     assert serious == [], serious
 
 
+def test_a_table_that_scrolls_sideways_is_reachable_by_keyboard(page, base_url):
+    """Material wraps a table in a scroll wrapper but never makes it focusable; scroll-focus.js does."""
+    page.set_viewport_size(VIEWPORTS["phone"])
+    page.goto(base_url + "/best-practices/make-inference-faster/")
+    page.wait_for_selector(".md-typeset__scrollwrap[tabindex]", state="attached")
+    wraps = page.locator(".md-content .md-typeset__scrollwrap").all()
+    wide = [wrap for wrap in wraps if wrap.evaluate("e => e.scrollWidth > e.clientWidth")]
+    assert wide, "no table scrolls sideways at 390 px: pick a page with a wider table"
+    for wrap in wide:
+        assert wrap.get_attribute("tabindex") == "0", wrap.inner_html()[:200]
+        assert wrap.get_attribute("aria-label").startswith("Table: "), wrap.get_attribute("aria-label")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("axe.run(document, {runOnly: ['scrollable-region-focusable']})")
+    assert result["violations"] == [], result["violations"]
+
+
 def test_zero_external_requests(page, base_url, external):
     for path in PAGE_TYPES.values():
         page.goto(base_url + path)
@@ -499,13 +516,14 @@ def test_practised_marks_persist_count_filter_and_travel_as_a_file(page, base_ur
     page.evaluate("localStorage.clear()")
     page.reload()
     assert count.inner_text().startswith(f"Practised: 0 of {len(steps)} steps"), "cleared storage: no marks"
+    status = page.locator(".tfv-progress p[role=status]")
     page.locator(".tfv-progress input[type=file]").set_input_files(saved)
-    assert "Loaded 1 marks" in page.locator(".tfv-progress p[role=status]").inner_text()
+    expect(status).to_contain_text("Loaded 1 marks")  # the file is read asynchronously: wait for the status line
     assert count.inner_text().startswith(f"Practised: 1 of {len(steps)} steps")
     bad = tmp_path / "notes.json"
     bad.write_text('{"todo": ["tensors"]}')
     page.locator(".tfv-progress input[type=file]").set_input_files(bad)
-    assert "notes.json is not a file of marks" in page.locator(".tfv-progress p[role=status]").inner_text()
+    expect(status).to_contain_text("notes.json is not a file of marks")
     assert count.inner_text().startswith(f"Practised: 1 of {len(steps)} steps"), "a bad file changes nothing"
 
 

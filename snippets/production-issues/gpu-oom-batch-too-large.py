@@ -2,7 +2,7 @@
 
     python snippets/production-issues/gpu-oom-batch-too-large.py                       # CPU, 256 MiB cap
     python snippets/production-issues/gpu-oom-batch-too-large.py '{"device": "gpu", "cap_mb": 1024}'
-    TF_ENABLE_ONEDNN_OPTS=1 python snippets/production-issues/gpu-oom-batch-too-large.py '{"mode": "measure"}'
+    python snippets/production-issues/gpu-oom-batch-too-large.py '{"mode": "measure"}'
 
 The program caps the allocator before TensorFlow starts: on the CPU through TF_MKL_ALLOC_MAX_BYTES (the
 limit of the oneDNN CPU allocator, "mklcpu", read when that allocator is created), on a GPU with a logical
@@ -11,7 +11,8 @@ about 1.3 times the cap, runs it (the out-of-memory error), then runs the same s
 accumulation and with recomputed segments, and prints what happened as JSON on its last line.
 
 With {"mode": "measure"} it sets no cap and prints instead every allocator figure the page reads on CPU:0
-(measure()). The CPU allocator keeps statistics only when oneDNN is on, so run it with TF_ENABLE_ONEDNN_OPTS=1.
+(measure()). The CPU allocator keeps statistics only when oneDNN is on, so a CPU run sets TF_ENABLE_ONEDNN_OPTS=1
+(and hides any GPU) unless its environment sets them.
 """
 
 import json
@@ -22,6 +23,9 @@ import sys
 if __name__ == "__main__":  # the cap must exist before TensorFlow creates its allocators
     CONFIG = {"device": "cpu", "cap_mb": 256, **json.loads(sys.argv[1] if len(sys.argv) > 1 else "{}")}
     MODE = CONFIG.pop("mode", "probe")
+    if CONFIG["device"] == "cpu":
+        os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")     # the mklcpu allocator: statistics and the cap
+        os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
     if CONFIG["device"] == "cpu" and MODE == "probe":
         os.environ["TF_MKL_ALLOC_MAX_BYTES"] = str(CONFIG["cap_mb"] * 2**20)
 

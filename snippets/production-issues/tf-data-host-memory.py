@@ -1,6 +1,6 @@
 """How much host memory a tf.data prefetch buffer holds, per pipeline setting.
 
-Start it with TF_ENABLE_ONEDNN_OPTS=1 in its environment: TensorFlow then uses oneDNN's CPU allocator,
+Run as a program, it sets TF_ENABLE_ONEDNN_OPTS=1 unless its environment sets it: TensorFlow then uses oneDNN's CPU allocator,
 which keeps the statistics tf.config.experimental.get_memory_info("CPU:0") reports, on any x86 CPU
 (oneDNN is on by default only on CPUs with VNNI, BF16 or AMX; elsewhere the default allocator has no
 statistics). TF_CPU_ALLOCATOR_USE_BFC=1 also gives statistics, but counts whole allocator chunks.
@@ -10,11 +10,15 @@ what TensorFlow's C++ runtime logged during each drive. Nothing is written to di
 """
 
 import json
+import os
 import sys
 import time
 
-import psutil
-import tensorflow as tf
+if __name__ == "__main__":                      # before TensorFlow starts: oneDNN's allocator keeps statistics
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
+import psutil  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 # --8<-- [start:pipeline]
 SHAPE = (256, 256)                              # one element: 256 x 256 float32 = 256 KiB
