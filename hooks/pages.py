@@ -35,4 +35,4 @@ def _table(section):
                 "| Page | Difficulty | In one line |", "|---|---|---|"]
         out += [f"| [{title}]({name}) | {level} | {summary} |" for _, title, name, level, summary in sorted(groups[topic])]
     # docs/javascripts/sections.js adds a filter (words, difficulty) above the tables; without it, all rows show
-    return '\n<div class="tfv-pages" markdown>\n' + "\n".join(out) + "\n\n</div>\n"
+    return '\n<div class="tfv-pages" markdown data-search-exclude>\n' + "\n".join(out) + "\n\n</div>\n"

@@ -152,7 +152,8 @@ def on_page_content(content, page, config, files):
         pass  # no report, or a broken one: the stamp says so below, and the publish build refuses it
     lines = [_line(device, key, gate) for device in ("cpu", "gpu")]
     lines.append(_help(page, key, verified=all(x.startswith('<p class="tfv-verified">') for x in lines if x)))
-    stamp = '<div class="tfv-stamp" role="note" aria-label="Verification">' + "".join(x for x in lines if x) + "</div>"
+    stamp = ('<div class="tfv-stamp" role="note" aria-label="Verification" data-search-exclude>'  # not in the index
+             + "".join(x for x in lines if x) + "</div>")
     head, sep, rest = content.partition("</h1>")
     return head + sep + stamp + rest if sep else stamp + content
 

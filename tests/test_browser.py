@@ -125,6 +125,44 @@ def test_search_finds_the_right_page(page, base_url):
 
 
 INDEX = "/search/search_index.json"
+# What readers type, and the pages that must come up in the first three results.
+QUERIES = {
+    "set_memory_growth": {"best-practices/gpu-memory-growth-vs-cap/"},      # an API name inside a qualified call
+    "memory growth": {"best-practices/gpu-memory-growth-vs-cap/"},
+    "ResourceExhaustedError": {"production-issues/gpu-oom-batch-too-large/", "production-issues/gpu-oom-shared-card/",
+                               "best-practices/gpu-memory-growth-vs-cap/"},
+    "LossScaleOptimizer": {"best-practices/mixed-precision/", "production-issues/mixed-precision-nan/"},
+    "reduce_retracing": {"interview-questions/trace-lab/"},
+    "steps_per_execution": {"interview-questions/compile-and-fit/", "production-issues/slower-after-upgrade/",
+                            "production-issues/mirrored-slower-than-one-gpu/"},
+}
+SECTION_INDEXES = {f"{section}/" for section in ("interview-questions", "use-cases", "production-issues", "best-practices")}
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_search_ranks_the_page_that_answers(page, base_url, query):
+    """The query's page is in the first three results; a section index never comes first; no excerpt is a
+    stamp (the stamp and the section tables are kept out of the index with data-search-exclude)."""
+    page.goto(base_url + "/")
+    page.keyboard.press("/")
+    page.keyboard.type(query)
+    results = page.locator(".md-search-result__list > li")
+    results.first.wait_for(timeout=15000)
+    links = [re.sub(r"\?[^#]*", "", urljoin(base_url + "/", a.get_attribute("href")).removeprefix(base_url + "/"))
+             for a in page.locator(".md-search-result__list > li > a.md-search-result__link").all()]
+    pages = list(dict.fromkeys(link.split("#")[0] for link in links))  # one entry per page, in rank order
+    assert QUERIES[query] & set(pages[:3]), (query, pages[:5])
+    assert pages[0] not in SECTION_INDEXES | {""}, (query, pages[:5])
+    excerpts = " ".join(results.all_inner_texts())
+    assert "assertions passed" not in excerpts and "How to read a stamp" not in excerpts, excerpts[:500]
+
+
+def test_the_search_index_holds_no_stamp_and_no_section_table():
+    docs = json.loads((SITE / INDEX.lstrip("/")).read_text())["docs"]
+    stamped = [d["location"] for d in docs if "assertions passed" in d["text"] and not d["location"].startswith("#")]
+    assert stamped == [], stamped[:10]
+    tables = [d["location"] for d in docs if d["location"].split("#")[0] in SECTION_INDEXES and "<td" in d["text"]]
+    assert tables == [], tables[:10]
 
 
 def test_notebook_search_entries_follow_its_sections():
