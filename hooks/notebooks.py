@@ -15,6 +15,7 @@ import re
 import includes
 import verification
 from bs4 import BeautifulSoup
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 from mkdocs.structure.toc import get_toc
@@ -35,6 +36,28 @@ def read(path):
         if cell.cell_type == "code":
             cell.source = includes.expand_cell(cell.source)
     return notebook
+
+
+ALT = re.compile(r"^[ \t]*#[ \t]*alt:[ \t]*(?P<text>\S.*?)[ \t]*$", re.M)
+
+
+def describe_charts(soup):
+    """Each image a code cell outputs takes its alt text from the cell's `# alt: ...` line (nbconvert's own is
+    "No description has been provided for this image"). Returns the first line of each cell drawing an image
+    without one."""
+    missing = []
+    for cell in soup.select(".jp-CodeCell"):
+        images = cell.select(".jp-OutputArea img")
+        if not images:
+            continue
+        source = cell.select_one(".jp-InputArea").get_text() if cell.select_one(".jp-InputArea") else ""
+        match = ALT.search(source)
+        for image in images:
+            if match:
+                image["alt"] = match["text"]
+        if not match:
+            missing.append(source.strip().splitlines()[0][:60] if source.strip() else "an empty cell")
+    return missing
 
 
 def is_notebook(page):
@@ -103,6 +126,11 @@ def on_page_content(content, page, config, files):
                 part.decompose()  # nothing left but white space
     for noise in soup.select(".jp-InputPrompt, .jp-OutputPrompt, .zeroclipboard-container"):
         noise["data-search-exclude"] = ""
+    missing = describe_charts(soup)
+    if missing and verification.gate(config)["publish"]:
+        raise PluginError(f"docs/{verification.source_key(page.file.src_uri)}: a chart without alt text, drawn by "
+                          + ", ".join(repr(first) for first in missing)
+                          + ": add a line `# alt: what the chart shows` to the cell that draws it")
     page.toc = get_toc(toc)
     # a Markdown cell's not-executed marker gets the same visible label as on a Markdown page (hooks/stamp.py)
     return NOT_EXECUTED.sub(lambda m: f'{m[0]}\n<p class="tfv-not-run"><strong>Not executed here:</strong> '

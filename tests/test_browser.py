@@ -646,3 +646,46 @@ def test_no_page_skips_a_heading_level():
         if jumps:
             skipped[html.relative_to(SITE).as_posix()] = jumps[:3]
     assert len(list(SITE.rglob("*.html"))) >= 50 and skipped == {}, skipped
+
+
+def test_every_chart_has_alt_text():
+    """A chart's alt text comes from its cell's `# alt:` line (hooks/notebooks.py); none keeps nbconvert's."""
+    images = {}
+    for html in sorted(SITE.rglob("*.html")):
+        text = html.read_text(encoding="utf-8")
+        article = text[text.find('<article class="md-content__inner'):text.find("</article>")]
+        for tag in re.findall(r"<img\b[^>]*>", article):
+            alt = re.search(r'\balt="([^"]*)"', tag)
+            images[f"{html.relative_to(SITE).as_posix()}: {tag[:80]}"] = alt.group(1) if alt else ""
+    bad = {where: alt for where, alt in images.items() if len(alt) < 40 or "No description has been provided" in alt}
+    assert images and bad == {}, bad
+
+
+def test_every_chart_is_opaque_so_it_reads_on_the_dark_page():
+    """A transparent chart would put black axes and labels on the dark scheme's near-black page."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    charts = {}
+    for html in sorted(SITE.rglob("*.html")):
+        for data in re.findall(r'<img\b[^>]*src="data:image/png;base64,([^"]+)"', html.read_text(encoding="utf-8")):
+            image = Image.open(io.BytesIO(base64.b64decode(data))).convert("RGBA")
+            w, h = image.size
+            corners = [image.getpixel(xy)[3] for xy in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1))]
+            charts[f"{html.relative_to(SITE).as_posix()} #{len(charts)}"] = min(corners)
+    assert charts and all(alpha == 255 for alpha in charts.values()), charts
+
+
+def test_a_chart_cell_without_alt_text_is_named():
+    import notebooks
+    from bs4 import BeautifulSoup
+
+    cell = ('<div class="jp-CodeCell"><div class="jp-InputArea"><pre>{code}</pre></div>'
+            '<div class="jp-OutputArea"><img alt="No description has been provided for this image" src="x.png"></div></div>')
+    soup = BeautifulSoup(cell.format(code="# alt: Loss per epoch, falling\nplt.show()")
+                         + cell.format(code="fig, ax = plt.subplots()\nplt.show()"), "html.parser")
+    assert notebooks.describe_charts(soup) == ["fig, ax = plt.subplots()"]
+    assert [img["alt"] for img in soup.select("img")] == ["Loss per epoch, falling",
+                                                           "No description has been provided for this image"]

@@ -173,6 +173,7 @@ print(f"predict {predict_median * 1e3:.2f} ms, direct call {direct_median * 1e3:
 assert predict_median > 2 * direct_median, (predict_median, direct_median)
 
 # %%
+# alt: Two log-scale panels. Left: wall time of each of the calls, eager and tf.function with its first call included; the tf.function's first call, which traces, stands far above the rest. Right: bars for the eager median, the naive tf.function mean, and the graph median and minimum.
 import matplotlib.pyplot as plt
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))

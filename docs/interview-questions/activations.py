@@ -185,6 +185,7 @@ print("softmax rows:", [[f"{v:.4f}" for v in row] for row in probs], "row sums:"
 # as fast; ReLU's derivative is a step (0 or 1); GELU and leaky ReLU keep some gradient for negative inputs.
 
 # %%
+# alt: Two panels over inputs from -6 to 6. Left: sigmoid, tanh, ReLU, leaky ReLU and GELU. Right: their derivatives from tf.GradientTape, with a dotted line at 0.25 marking the sigmoid's largest slope.
 import matplotlib.pyplot as plt
 
 xs = np.linspace(-6, 6, 241).astype("float32")

@@ -239,6 +239,7 @@ assert history_gap < real_gap, (history_gap, real_gap)
 # to compare with the orange validation curve.
 
 # %%
+# alt: Four log-scale panels, one per training scenario, each with the loss History records, the training loss measured at the end of each epoch, val_loss and a dotted noise floor, against epochs.
 import matplotlib.pyplot as plt
 
 fig, axes = plt.subplots(2, 2, figsize=(9, 6), sharex=True, sharey=True)

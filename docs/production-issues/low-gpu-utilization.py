@@ -478,6 +478,7 @@ print(f"cached py_function pipeline: epoch 1 wait {epoch1_wait:.1f} ms, epoch 2 
 assert epoch2_wait < 0.3 * epoch1_wait, (epoch1_wait, epoch2_wait)
 
 # %%
+# alt: Left: stacked bars of milliseconds per step for each pipeline, time spent waiting for input in red under the train step in blue. Right: cores used (CPU time over wall time) for each parallel map, with a dashed line at one core, the GIL's cap, and a dotted line at the runner's two cores.
 import matplotlib.pyplot as plt
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})

@@ -229,6 +229,7 @@ max_diff = max(float(np.abs(step_w[k] - ref_w[k]).max()) for k in ref_w.files)
 assert max_diff > 1e-4, f"step-level resume now matches the reference ({max_diff}): update this page"
 
 # %%
+# alt: Training loss per epoch: the uninterrupted run as a grey line, the first process's epochs as red dots up to the kill, and the restarted process's epochs as blue squares, which land on the grey line; a dashed line marks where the restart resumes from the last backup.
 import matplotlib.pyplot as plt
 
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
