@@ -191,6 +191,8 @@ def demo(folder):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["gate"]:
+        tf.config.threading.set_intra_op_parallelism_threads(1)   # CPU time = the work, on any number of cores
+        tf.config.threading.set_inter_op_parallelism_threads(1)
         gate_spec = json.loads(Path(sys.argv[2]).read_text())
         print(json.dumps({path: run_gate(path, gate_spec) for path in sys.argv[3:]}))
     else:
