@@ -431,6 +431,10 @@ def test_every_content_page_has_stamp_and_edit_link(page, base_url):
         assert f"TF {TENSORFLOW}" in stamp.first.inner_text(), f"{path}: stamp does not name TensorFlow {TENSORFLOW}"
         edit = page.locator("a[rel=edit]")
         assert edit.count() == 1 and "/edit/main/docs/" in edit.get_attribute("href"), f"{path}: no edit link"
+        view = page.get_by_role("link", name="View source", exact=True)
+        source = edit.get_attribute("href").replace("/edit/main/docs/", "/blob/main/docs/")
+        assert view.count() == 1 and view.get_attribute("href") == source, f"{path}: no view-source link"
+        assert verification.is_content_page(source.split("/blob/main/docs/")[1]), source  # the .md or .py itself
 
 
 SITE_PATHS = ["/"] + sorted("/" + html.parent.relative_to(SITE).as_posix() + "/"
@@ -689,3 +693,33 @@ def test_a_chart_cell_without_alt_text_is_named():
     assert notebooks.describe_charts(soup) == ["fig, ax = plt.subplots()"]
     assert [img["alt"] for img in soup.select("img")] == ["Loss per epoch, falling",
                                                            "No description has been provided for this image"]
+
+
+@pytest.mark.parametrize("path", [PAGE_TYPES["question"], PAGE_TYPES["notebook"], "/interview-questions/"])
+def test_small_links_have_a_24_px_hit_area(browser, base_url, path):
+    """WCAG 2.2 target size, on a touch screen: the page actions, every permalink, every copy-link button."""
+    phone = browser.new_context(viewport=VIEWPORTS["phone"], is_mobile=True, has_touch=True).new_page()
+    phone.goto(base_url + path)
+    boxes = phone.eval_on_selector_all(
+        ".tfv-actions a, .md-typeset .headerlink, .md-typeset .tfv-link",
+        "els => els.filter(e => e.offsetParent).map(e => [e.className, e.textContent.trim().slice(0, 20),"
+        " e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
+    small = [box for box in boxes if box[2] < 24 or box[3] < 24]
+    assert boxes and small == [], small[:5]
+    phone.context.close()
+
+
+@pytest.mark.parametrize("section", ["interview-questions", "use-cases", "production-issues", "best-practices"])
+def test_a_section_index_fits_a_phone(page, base_url, section):
+    """Below 600 px each row is a card: nothing on the index is wider than the screen, the filter still works."""
+    page.set_viewport_size(VIEWPORTS["phone"])
+    page.goto(base_url + f"/{section}/")
+    rows = page.locator(".tfv-pages tbody tr")
+    rows.first.wait_for()
+    wide = page.evaluate("() => [...document.querySelectorAll('.md-content *')]"
+                         ".filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')"
+                         ".map(e => e.className).slice(0, 5)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= VIEWPORTS["phone"]["width"]
+    assert wide == [], wide
+    first = rows.first.locator("td").first.bounding_box()
+    assert first["width"] > 0.8 * VIEWPORTS["phone"]["width"] - 60, first  # the title takes the card's width
