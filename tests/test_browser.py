@@ -258,8 +258,9 @@ SHOWN_BLOCKS = """keep => {
   let section = null; const out = [];
   for (const el of blocks) {
     if (el.tagName === 'H2') { section = el.id; continue; }
-    if (section && section !== keep && !el.matches('button.tfv-show, .tfv-question')
-        && getComputedStyle(el).display !== 'none') out.push([section, el.tagName, getComputedStyle(el).display]);
+    if (section && section !== keep && !el.matches('button.tfv-show, [data-tfv-question]')
+        && !el.querySelector('[data-tfv-question]') && getComputedStyle(el).display !== 'none')
+      out.push([section, el.tagName, getComputedStyle(el).display]);
   }
   return out;
 }"""
@@ -606,7 +607,7 @@ def test_the_tracing_lab_prints_its_questions_then_the_answers(page, base_url):
     page.emulate_media(media="print")
     questions = page.locator(".md-content__inner > h2[id]").filter(has_text=re.compile(r"^[1-6]\. "))
     assert questions.count() == 6 and all(questions.nth(i).is_visible() for i in range(6)), "the questions print"
-    assert page.locator(".md-content__inner > .tfv-question").first.is_visible()
+    assert page.locator(".md-content__inner [data-tfv-question]").first.is_visible()
     answers = page.locator(".tfv-print-answers")
     assert answers.is_visible() and answers.locator("table").count() >= 1
     last_question = questions.nth(5).bounding_box()["y"]
@@ -723,3 +724,21 @@ def test_a_section_index_fits_a_phone(page, base_url, section):
     assert wide == [], wide
     first = rows.first.locator("td").first.bounding_box()
     assert first["width"] > 0.8 * VIEWPORTS["phone"]["width"] - 60, first  # the title takes the card's width
+
+
+@pytest.mark.parametrize("path", [PAGE_TYPES["question"], PAGE_TYPES["notebook"], "/"])
+def test_nothing_moves_after_the_first_paint(browser, base_url, path):
+    """Cumulative layout shift on a phone stays under 0.1 ("good" in Lighthouse). A class on the tracing lab's
+    prediction table once took Material's table styles away after the first paint (0.95); the practised mark
+    appearing under the stamp pushed the page down (0.025)."""
+    phone = browser.new_context(viewport={"width": 412, "height": 823}, is_mobile=True, has_touch=True).new_page()
+    phone.add_init_script("window.__shift = 0; new PerformanceObserver((list) => {"
+                          " for (const e of list.getEntries()) if (!e.hadRecentInput) window.__shift += e.value; })"
+                          ".observe({type: 'layout-shift', buffered: true});")
+    phone.goto(base_url + path)
+    phone.wait_for_timeout(1500)
+    assert phone.evaluate("window.__shift") < 0.1, phone.evaluate("window.__shift")
+    classed = phone.evaluate("[...document.querySelectorAll('.md-content table')].filter(t => t.className"
+                             " && /your prediction/i.test(t.tHead?.textContent || '')).length")
+    assert classed == 0, "a prediction table has a class: Material no longer styles it"
+    phone.context.close()

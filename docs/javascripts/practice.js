@@ -36,7 +36,7 @@
       if (element.tagName === "H2") {
         current = element.id === keep && !hideKept ? null : { heading: element, body: [], name: name(element) };
         if (current) sections.push(current);
-      } else if (current && element.classList.contains("tfv-question")) {
+      } else if (current && (element.matches("[data-tfv-question]") || element.querySelector("[data-tfv-question]"))) {
         current.question = true;  // its heading prints with the questions
       } else if (current && element !== toggle) {
         current.body.push(element);
@@ -109,7 +109,10 @@
       for (let next = topLevel(table).nextElementSibling; next && next.tagName !== "H2" && !answers;
         next = next.nextElementSibling) answers = next.matches("details") ? next.querySelector("table") : null;
       if (!answers) continue;
-      topLevel(table).classList.add("tfv-question");  // practice mode leaves the question in view
+      // practice mode leaves the question in view. An attribute on the table, not a class: Material styles and
+      // wraps only `table:not([class])` (and may wrap it after this runs), so a class took the table's styles away
+      // after the first paint (a layout shift of 0.95 on a phone).
+      table.setAttribute("data-tfv-question", "");
       const truth = [...answers.querySelectorAll("tbody tr")].map((tr) => tr.lastElementChild.textContent.trim());
       [...table.querySelectorAll("tbody tr")].forEach((row, index) => {
         const select = document.createElement("select"), verdict = document.createElement("span");
