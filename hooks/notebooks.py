@@ -128,9 +128,12 @@ def on_page_content(content, page, config, files):
         noise["data-search-exclude"] = ""
     missing = describe_charts(soup)
     if missing and verification.gate(config)["publish"]:
-        raise PluginError(f"docs/{verification.source_key(page.file.src_uri)}: a chart without alt text, drawn by "
-                          + ", ".join(repr(first) for first in missing)
-                          + ": add a line `# alt: what the chart shows` to the cell that draws it")
+        source = verification.source_key(page.file.src_uri)
+        lines = (verification.DOCS / source).read_text(encoding="utf-8").splitlines()
+        where = [f"docs/{source}:{next((n for n, line in enumerate(lines, 1) if line.strip() == first), '?')}"
+                 for first in missing]  # the source line of each such cell's first line
+        raise PluginError(f"a chart without alt text at {', '.join(where)}: add a line `# alt: what the chart "
+                          "shows` to the cell that draws it")
     page.toc = get_toc(toc)
     # a Markdown cell's not-executed marker gets the same visible label as on a Markdown page (hooks/stamp.py)
     return NOT_EXECUTED.sub(lambda m: f'{m[0]}\n<p class="tfv-not-run"><strong>Not executed here:</strong> '

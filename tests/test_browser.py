@@ -712,7 +712,7 @@ def test_small_links_have_a_24_px_hit_area(browser, base_url, path):
 
 @pytest.mark.parametrize("section", ["interview-questions", "use-cases", "production-issues", "best-practices"])
 def test_a_section_index_fits_a_phone(page, base_url, section):
-    """Below 600 px each row is a card: nothing on the index is wider than the screen, the filter still works."""
+    """Below 600 px each row is a card: nothing on the index is wider than the screen, the title spans the card."""
     page.set_viewport_size(VIEWPORTS["phone"])
     page.goto(base_url + f"/{section}/")
     rows = page.locator(".tfv-pages tbody tr")
@@ -742,3 +742,18 @@ def test_nothing_moves_after_the_first_paint(browser, base_url, path):
                              " && /your prediction/i.test(t.tHead?.textContent || '')).length")
     assert classed == 0, "a prediction table has a class: Material no longer styles it"
     phone.context.close()
+
+
+def test_the_publish_build_refuses_a_chart_without_alt_text_and_names_its_line():
+    import types
+
+    import notebooks
+    from mkdocs.exceptions import PluginError
+
+    key = "interview-questions/one-trace-not-faster.py"
+    line = (verification.DOCS / key).read_text(encoding="utf-8").splitlines().index("import matplotlib.pyplot as plt") + 1
+    page = types.SimpleNamespace(file=types.SimpleNamespace(src_uri=verification.notebook_name(key)), toc=None)
+    html = ('<div class="jp-Notebook"><div class="jp-CodeCell"><div class="jp-InputArea"><pre>import matplotlib.pyplot as plt'
+            '</pre></div><div class="jp-OutputArea"><img alt="" src="x.png"></div></div></div>')
+    with pytest.raises(PluginError, match=f"docs/{key}:{line}: add a line `# alt: "):
+        notebooks.on_page_content(html, page, {"extra": {"gate": {"publish": "1"}}}, None)
