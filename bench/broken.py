@@ -1,9 +1,9 @@
 """List the pages whose latest report has a failed example (the canary job publishes this list)."""
 
-import verification
+from tfv.report import reports
 
 broken = []
-for report in verification.reports("cpu"):
+for report in reports("cpu"):
     failed = [e["line"] for e in report["examples"] if e["outcome"] == "failed"]
     if failed:
         broken.append(f"- docs/{report['page']} (lines {', '.join(map(str, failed))}) on TF {report['versions']['tensorflow']}")

@@ -4,15 +4,15 @@ import shutil
 import subprocess
 import sys
 
-import verification
+from tfv.layout import REPORTS, ROOT
+from tfv.report import reports
 
-ROOT = verification.ROOT
-REPORT = verification.REPORTS / "cpu"
+REPORT = REPORTS / "cpu"
 
 
 def snapshot():
     pages = {}
-    for report in verification.reports("cpu"):
+    for report in reports("cpu"):
         pages[report["page"]] = {"outcomes": [(e["line"], e["outcome"], e["reason"]) for e in report["examples"]],
                                  "results": report.get("results", {})}
     return pages

@@ -3,7 +3,7 @@
     python bench/floor.py                 # every page, one process
     python bench/floor.py docs/x/y.md     # just these pages (bench/suite.py runs one page per process)
 
-Markdown pages are parsed by the same Sybil configuration as the test run (conftest.py); notebook
+Markdown pages are parsed by the same Sybil configuration as the test run (tfv.run.markdown); notebook
 pages' code cells run in order with matplotlib's non-interactive backend, each notebook in its own
 interpreter (as under pytest, where each gets a kernel: a notebook may configure TensorFlow first).
 """
@@ -17,17 +17,17 @@ import time
 from pathlib import Path
 from unittest import SkipTest
 
-import notebooks
-import verification
-
-import conftest  # the Sybil configuration, used here without pytest (make puts the root and hooks/ on PYTHONPATH)
+from tfv.pages import content_pages, read_notebook
+from tfv.run import isolation
+from tfv.run.device import facts
+from tfv.run.markdown import SYBIL  # the Sybil configuration, used here without pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_markdown(path):
-    document = conftest.sybil.parse(path)
-    conftest.setup(document.namespace)
+    document = SYBIL.parse(path)
+    isolation.setup(document.namespace)
     try:
         for example in document.examples():
             try:
@@ -35,7 +35,7 @@ def run_markdown(path):
             except SkipTest:
                 pass
     finally:
-        conftest.teardown(document.namespace)
+        isolation.teardown(document.namespace)
 
 
 def run_notebook(path):
@@ -44,7 +44,7 @@ def run_notebook(path):
     matplotlib.use("Agg")
     os.chdir(tempfile.mkdtemp(prefix=f"floor-{path.stem}-"))  # as under pytest: files go to a temporary folder
     namespace = {"__name__": "__main__"}
-    for index, cell in enumerate(notebooks.read(path).cells):
+    for index, cell in enumerate(read_notebook(path).cells):
         if cell.cell_type == "code":
             name = f"<{path.name} cell {index}>"  # as IPython does: AutoGraph reads a function's source from linecache
             linecache.cache[name] = (len(cell.source), None, cell.source.splitlines(True), name)
@@ -52,9 +52,9 @@ def run_notebook(path):
 
 
 def main(paths):
-    pages = [Path(p).resolve() for p in paths] or verification.content_pages()
+    pages = [Path(p).resolve() for p in paths] or content_pages()
     start = time.perf_counter()
-    conftest.facts()  # as under pytest: devices are configured before any page runs
+    facts()  # as under pytest: devices are configured before any page runs
     for page in pages:
         began = time.perf_counter()
         if page.suffix == ".py" and len(pages) > 1:  # a notebook may configure TensorFlow first: its own process

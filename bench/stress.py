@@ -9,9 +9,9 @@ import subprocess
 import sys
 import time
 
-import verification
+from tfv import report, rules
+from tfv.layout import ROOT
 
-ROOT = verification.ROOT
 HOG = "while True:\n    pass\n"
 
 hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(2)]
@@ -24,8 +24,8 @@ finally:
     for hog in hogs:
         hog.kill()
         hog.wait()
-reports = list(verification.reports("cpu"))
-failed = [r["page"] for r in reports if verification.problems(r, r["page"])]
+reports = list(report.reports("cpu"))
+failed = [r["page"] for r in reports if rules.problems(r, r["page"])]
 by_cpu = max(reports, key=lambda r: r["cpu"] / r["budget"])
 by_wall = max(reports, key=lambda r: r["duration"])
 print(f"stress: exit {code}, {len(reports)} pages in {elapsed:.0f} s beside 2 busy processes, "

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-import verification
+from tfv.pages import content_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -31,7 +31,7 @@ def timed(label, commands):
     return seconds
 
 
-pages = [str(p.relative_to(ROOT)) for p in verification.content_pages()]
+pages = [str(p.relative_to(ROOT)) for p in content_pages()]
 before = timed("(c) floor: one process, no pytest", [[PY, "bench/floor.py"]])
 serial = timed("(a) pytest, serial", [PYTEST])
 parallel = timed("(b) pytest -n 2 --dist loadfile", [PYTEST + ["-n", "2", "--dist", "loadfile"]])

@@ -4,13 +4,16 @@
 import shutil
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-MACHINERY = ["conftest.py", "pyproject.toml", "mkdocs.yml", "requirements.lock", "requirements-gpu.lock", "tests/offline.sh",
-             "hooks", "overrides", "docs/index.md", "docs/stylesheets", "docs/javascripts"]
+# The project around the machinery; the machinery itself is the installed package (src/tfv/), which works on the
+# project it finds from its working folder (tfv.layout), so the copy needs none of it.
+MACHINERY = ["pyproject.toml", "mkdocs.yml", "requirements.lock", "requirements-gpu.lock", "tests/offline.sh",
+             "overrides", "docs/index.md", "docs/stylesheets", "docs/javascripts"]
 
 
 @pytest.fixture
@@ -36,3 +39,9 @@ def run(project, *command, **env):
             patch.setenv(name, value)
         result = project.run(*map(str, command), timeout=300)
     return int(result.ret), "\n".join(result.outlines + result.errlines)
+
+
+def mkdocs_config(publish=False, commit="", require_gpu_report=False):
+    """The part of a MkDocs config the plugin's modules read (the gate's settings), for calling them in-process."""
+    gate = SimpleNamespace(publish=publish, commit=commit, require_gpu_report=require_gpu_report)
+    return SimpleNamespace(plugins={"tfv": SimpleNamespace(config=gate)})

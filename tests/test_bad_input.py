@@ -2,6 +2,7 @@
 throw-away copy of the project holding one broken page."""
 
 import pytest
+
 from sandbox import BIN, run
 
 
@@ -71,7 +72,7 @@ def test_publish_refuses_a_failed_or_missing_report(project):
     code, out = pytest_page(project, "bad.md", "# Bad\n\n```python\nassert False, 'no'\n```\n")
     assert code == 1, out
     (project.path / "docs/interview-questions/fine.md").write_text("# Fine\n\n```python\nx = 1\n```\n")  # never run: no report
-    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
+    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="true")
     assert code == 1 and "refusing to publish" in out, out
     assert "docs/interview-questions/bad.md: 1 example(s) failed on cpu, first at line 3" in out, out
     assert "docs/interview-questions/fine.md: no cpu report" in out, out
@@ -80,11 +81,11 @@ def test_publish_refuses_a_failed_or_missing_report(project):
 def test_publish_refuses_a_stale_report(project):
     code, out = pytest_page(project, "p.md", "# P\n\n```python\nx = 1\n```\n")
     assert code == 0, out
-    assert run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")[0] == 0
+    assert run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="true")[0] == 0
     (project.path / "docs/interview-questions/p.md").write_text("# P\n\n```python\nx = 2\n```\n")  # edited after its run
-    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1")
+    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="true")
     assert code == 1 and "docs/interview-questions/p.md: cpu report is stale" in out, out
-    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="1", TFV_COMMIT="f" * 40)
+    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="true", TFV_COMMIT="f" * 40)
     assert "is from commit" in out, out
 
 

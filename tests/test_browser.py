@@ -11,8 +11,10 @@ from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
-import verification
 from playwright.sync_api import expect
+
+from tfv.layout import DOCS
+from tfv.pages import content_pages, is_content_page, notebook_name
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
@@ -90,7 +92,7 @@ def test_home_loads_without_console_errors(page, base_url):
 
 def test_home_counts_what_the_last_run_verified_and_offers_a_prep_path(page, base_url):
     page.goto(base_url + "/")
-    pages = len(verification.content_pages())
+    pages = len(content_pages())
     summary = page.locator(".tfv-summary.tfv-verified").inner_text()
     assert f"{pages} of {pages} pages verified" in summary and f"TF {TENSORFLOW}" in summary, summary
     path = page.locator("h2#interview-prep ~ ol").first.locator("a")
@@ -166,7 +168,7 @@ def test_the_search_index_holds_no_stamp_and_no_section_table():
 
 
 def test_notebook_search_entries_follow_its_sections():
-    """hooks/notebooks.py lifts each H2 to the level of the cells, so a cell is found under its own section."""
+    """tfv.site.notebooks lifts each H2 to the level of the cells, so a cell is found under its own section."""
     docs = json.loads((SITE / INDEX.lstrip("/")).read_text())["docs"]
     entries = {d["location"]: d for d in docs}
     page = PAGE_TYPES["notebook"].lstrip("/")
@@ -360,7 +362,7 @@ def test_practice_mode_on_a_notebook_page_hides_cells_too(page, base_url):
     page.goto(base_url + PAGE_TYPES["notebook"])
     chart = page.locator(".jp-Cell").filter(has=page.locator("img")).first  # a code cell of the chart section
     page.locator("button.tfv-practice").click()
-    assert page.locator("h2#quick-answer + .jp-Cell p").first.is_visible()  # hooks/notebooks.py lifts each H2
+    assert page.locator("h2#quick-answer + .jp-Cell p").first.is_visible()  # tfv.site.notebooks lifts each H2
     assert page.evaluate(SHOWN_BLOCKS, "quick-answer") == [], "practice mode must hide the notebook's later cells"
     page.locator("h2#chart + button.tfv-show").click()
     assert chart.is_visible(), "Show must reveal the section's cells"
@@ -398,7 +400,7 @@ def test_title_uses_the_width_on_a_phone(page, base_url, kind):
 
 def test_light_dark_toggle_switches(page, base_url):
     page.goto(base_url + "/")
-    # the page starts with transitions off (hooks/weight.py); Material's palette turns them back on
+    # the page starts with transitions off (tfv.site.weight); Material's palette turns them back on
     page.wait_for_function("!document.body.hasAttribute('data-md-color-switching')", timeout=5000)
     scheme = "document.body.getAttribute('data-md-color-scheme')"
     before = page.evaluate(scheme)
@@ -435,7 +437,7 @@ def test_every_content_page_has_stamp_and_edit_link(page, base_url):
         view = page.get_by_role("link", name="View source", exact=True)
         source = edit.get_attribute("href").replace("/edit/main/docs/", "/blob/main/docs/")
         assert view.count() == 1 and view.get_attribute("href") == source, f"{path}: no view-source link"
-        assert verification.is_content_page(source.split("/blob/main/docs/")[1]), source  # the .md or .py itself
+        assert is_content_page(source.split("/blob/main/docs/")[1]), source  # the .md or .py itself
 
 
 SITE_PATHS = ["/"] + sorted("/" + html.parent.relative_to(SITE).as_posix() + "/"
@@ -532,7 +534,7 @@ def test_practised_marks_persist_count_filter_and_travel_as_a_file(page, base_ur
     mark.click()
     page.reload()  # kept in the browser
     assert page.locator("button.tfv-mark").get_attribute("aria-pressed") == "true"
-    pages = len(verification.content_pages())
+    pages = len(content_pages())
     page.goto(base_url + "/")
     count = page.locator(".tfv-progress p").first
     assert count.inner_text() == f"Practised: 1 of {len(steps)} steps of the path · 1 of {pages} pages in all"
@@ -654,7 +656,7 @@ def test_no_page_skips_a_heading_level():
 
 
 def test_every_chart_has_alt_text():
-    """A chart's alt text comes from its cell's `# alt:` line (hooks/notebooks.py); none keeps nbconvert's."""
+    """A chart's alt text comes from its cell's `# alt:` line (tfv.site.notebooks); none keeps nbconvert's."""
     images = {}
     for html in sorted(SITE.rglob("*.html")):
         text = html.read_text(encoding="utf-8")
@@ -684,8 +686,9 @@ def test_every_chart_is_opaque_so_it_reads_on_the_dark_page():
 
 
 def test_a_chart_cell_without_alt_text_is_named():
-    import notebooks
     from bs4 import BeautifulSoup
+
+    from tfv.site import notebooks
 
     cell = ('<div class="jp-CodeCell"><div class="jp-InputArea"><pre>{code}</pre></div>'
             '<div class="jp-OutputArea"><img alt="No description has been provided for this image" src="x.png"></div></div>')
@@ -747,13 +750,15 @@ def test_nothing_moves_after_the_first_paint(browser, base_url, path):
 def test_the_publish_build_refuses_a_chart_without_alt_text_and_names_its_line():
     import types
 
-    import notebooks
     from mkdocs.exceptions import PluginError
 
+    from sandbox import mkdocs_config
+    from tfv.site import notebooks
+
     key = "interview-questions/one-trace-not-faster.py"
-    line = (verification.DOCS / key).read_text(encoding="utf-8").splitlines().index("import matplotlib.pyplot as plt") + 1
-    page = types.SimpleNamespace(file=types.SimpleNamespace(src_uri=verification.notebook_name(key)), toc=None)
+    line = (DOCS / key).read_text(encoding="utf-8").splitlines().index("import matplotlib.pyplot as plt") + 1
+    page = types.SimpleNamespace(file=types.SimpleNamespace(src_uri=notebook_name(key)), toc=None)
     html = ('<div class="jp-Notebook"><div class="jp-CodeCell"><div class="jp-InputArea"><pre>import matplotlib.pyplot as plt'
             '</pre></div><div class="jp-OutputArea"><img alt="" src="x.png"></div></div></div>')
     with pytest.raises(PluginError, match=f"docs/{key}:{line}: add a line `# alt: "):
-        notebooks.on_page_content(html, page, {"extra": {"gate": {"publish": "1"}}}, None)
+        notebooks.on_page_content(html, page, mkdocs_config(publish=True), None)

@@ -6,16 +6,22 @@ import re
 from pathlib import Path
 
 import pytest
-import verification
 import yaml
 from google.protobuf import text_format
+
+from tfv.code import is_python
+from tfv.hashing import content_hash
+from tfv.layout import DOCS
+from tfv.pages import content_pages, executed_notebook, page_key
+from tfv.report import read_report
+from tfv.rules import problems
 
 ROOT = Path(__file__).resolve().parent.parent
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 NOT_EXECUTED = re.compile(r"<!--\s*not-executed:\s*\S.*-->")
 SKIP = re.compile(r"<!--\s*skip:\s*(?P<args>.*?)\s*-->")
-PAGES = [p for p in verification.content_pages() if p.suffix == ".md"]
+PAGES = [p for p in content_pages() if p.suffix == ".md"]
 
 
 def proto(name):
@@ -60,17 +66,17 @@ def rel(path):
     return path.relative_to(ROOT)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(verification.DOCS)))
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
 def test_every_block_ran_or_is_accounted_for(page):
-    key = verification.page_key(page)
-    report = verification.read_report("cpu", key)
+    key = page_key(page)
+    report = read_report("cpu", key)
     blocks = fences(page)
-    python = [b for b in blocks if verification.is_python(b[2])]  # the same rule as Sybil and the HTML census
+    python = [b for b in blocks if is_python(b[2])]  # the same rule as Sybil and the HTML census
     invisible = [n for n, line in enumerate(page.read_text().splitlines(), 1) if "invisible-code-block: python" in line]
     if python or invisible:
         if report is None:  # make site refuses to publish a page without one; here there is nothing to check yet
             pytest.skip(f"{rel(page)}: no report yet: run `make examples` (or pytest {rel(page)})")
-        assert report["hash"] == verification.content_hash(page), f"{rel(page)}: report is stale; re-run its examples"
+        assert report["hash"] == content_hash(page), f"{rel(page)}: report is stale; re-run its examples"
         ran = {e["line"]: e for e in report["examples"]}
         for start, end, *_ in python:
             hits = [ran[n] for n in ran if start <= n <= end]
@@ -81,7 +87,7 @@ def test_every_block_ran_or_is_accounted_for(page):
         for line in invisible:
             assert line in ran, f"{rel(page)}:{line}: invisible block was not collected"
     for start, _, language, title, previous, body in blocks:
-        if verification.is_python(language):
+        if is_python(language):
             continue
         if NOT_EXECUTED.search(previous):
             continue
@@ -96,7 +102,7 @@ def test_every_block_ran_or_is_accounted_for(page):
             pytest.fail(f"{where} does not parse: {error}")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(verification.DOCS)))
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
 def test_every_skip_has_a_reason(page):
     for number, line in enumerate(page.read_text().splitlines(), 1):
         for match in SKIP.finditer(line):
@@ -108,14 +114,14 @@ def test_every_skip_has_a_reason(page):
                         f"{rel(page)}:{number}: a GPU skip must be conditional: skip: next if(not HAS_GPU, reason=...)"
 
 
-@pytest.mark.parametrize("notebook", [p for p in verification.content_pages() if p.suffix == ".py"], ids=lambda p: p.name)
+@pytest.mark.parametrize("notebook", [p for p in content_pages() if p.suffix == ".py"], ids=lambda p: p.name)
 def test_every_notebook_ran(notebook):
-    key = verification.page_key(notebook)
-    report = verification.read_report("cpu", key)
+    key = page_key(notebook)
+    report = read_report("cpu", key)
     if report is None:
         pytest.skip(f"{key}: no report yet: run `make examples` (or pytest docs/{key})")
-    assert not verification.problems(report, key), verification.problems(report, key)
-    assert verification.executed_notebook(key).exists(), f"{key}: no executed notebook"
+    assert not problems(report, key), problems(report, key)
+    assert executed_notebook(key).exists(), f"{key}: no executed notebook"
 
 
 def test_census_finds_material_fences(tmp_path):

@@ -1,8 +1,8 @@
-"""hooks/links.py on samples: the copy-link buttons and the follow-ups' stable ids."""
+"""tfv.site.links on samples: the copy-link buttons and the follow-ups' stable ids."""
 
 from types import SimpleNamespace
 
-import links
+from tfv.site import links
 
 PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="qa/a.md"))
 

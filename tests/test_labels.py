@@ -1,6 +1,10 @@
-"""Skip labels come from what the run did (hooks/stamp.py `label`), not from the directive's wording."""
+"""Skip labels come from what the run did (tfv.site.stamp `label`), not from the directive's wording; the one
+directive grammar (tfv.directives) reads every form a page uses."""
 
-import stamp
+from sandbox import mkdocs_config
+from tfv import directives
+from tfv.pages import content_pages, page_key
+from tfv.site import stamp
 
 CPU = {"gpu_model": None, "date": "2026-12-01", "examples": [
     {"line": 4, "outcome": "passed", "reason": None},
@@ -39,13 +43,13 @@ def test_directive_lines_include_indented_and_conditional_ones():
     text = ('# T\n\n<!-- skip: next "a" -->\n```python\nx\n```\n\n??? note\n'
             '    <!-- skip: next if(not HAS_GPU, reason="b\'s") -->\n    ```python\n    y\n    ```\n'
             '<!-- not-executed: shell -->\n```bash\nls\n```\n')
-    assert stamp.directive_lines(text) == [3, 9]
+    assert directives.skip_lines(text) == [3, 9]
 
 
 def test_not_executed_label_keeps_every_word():
-    assert stamp.not_executed_label("needs the TensorBoard web server, which isn't run here") == (
+    assert directives.not_executed_label("needs the TensorBoard web server, which isn't run here") == (
         "<strong>Not executed here:</strong> needs the TensorBoard web server, which isn&#x27;t run here")
-    assert stamp.not_executed_label('"quoted reason"') == "<strong>Not executed here:</strong> quoted reason"
+    assert directives.not_executed_label('"quoted reason"') == "<strong>Not executed here:</strong> quoted reason"
 
 
 def test_a_page_reads_only_its_own_reports(monkeypatch):
@@ -53,17 +57,15 @@ def test_a_page_reads_only_its_own_reports(monkeypatch):
     number of reports linear in the pages (the summary on every page made the build quadratic: 224 s, now 31 s)."""
     import types
 
-    import verification
-
     read = []
-    real = verification.read_report
-    monkeypatch.setattr(verification, "read_report", lambda device, key: read.append(key) or real(device, key))
-    key = verification.page_key(verification.content_pages()[0])
+    real = stamp.read_report
+    monkeypatch.setattr(stamp, "read_report", lambda device, key: read.append(key) or real(device, key))
+    key = page_key(content_pages()[0])
     page = types.SimpleNamespace(file=types.SimpleNamespace(src_uri=key))
-    config = {"extra": {}}
+    config = mkdocs_config()
     stamp.on_page_markdown("# T\n\n<!-- skip: next \"r\" -->\n", page, config, None)
     assert read == [key, key], read
     read.clear()
     home = stamp.on_page_markdown("# Home\n\n<!-- verified -->\n", types.SimpleNamespace(
         file=types.SimpleNamespace(src_uri="index.md")), config, None)
-    assert "pages verified" in home and len(read) >= len(verification.content_pages()), (home[:300], len(read))
+    assert "pages verified" in home and len(read) >= len(content_pages()), (home[:300], len(read))

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
 REGISTRY = ROOT / "tests/published-links.txt"
 H2 = re.compile(r"<h2[^>]*\sid=\"([^\"]+)\"")  # attr_list puts the id after a class
-FOLLOW_UP = re.compile(r"<details class=\"question\" id=\"(fu-[^\"]+)\"")  # hooks/links.py
+FOLLOW_UP = re.compile(r"<details class=\"question\" id=\"(fu-[^\"]+)\"")  # tfv.site.links
 
 
 NEEDS_SITE = pytest.mark.skipif(not (SITE / "index.html").exists(), reason="no built site: run `make site` first")

@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import includes
-import verification
+from tfv import includes
+from tfv.pages import is_content_page, page_key
 
 ROOT = Path(__file__).resolve().parent.parent
 RUFF = str(Path(sys.executable).parent / "ruff")
-NOTEBOOKS = sorted(p for p in (ROOT / "docs").rglob("*.py") if verification.is_content_page(verification.page_key(p)))
+NOTEBOOKS = sorted(p for p in (ROOT / "docs").rglob("*.py") if is_content_page(page_key(p)))
 
 
 def test_ruff_is_clean():

@@ -4,10 +4,10 @@ build: mkdocs.yml's `strict` with `omitted_files: warn`.)"""
 
 import re
 
-import verification
 import yaml
 
-DOCS = verification.DOCS
+from tfv.layout import DOCS
+from tfv.pages import content_pages, notebook_name
 
 
 def home_path():
@@ -26,7 +26,7 @@ def test_the_home_page_and_the_nav_list_the_same_prep_path():
 
 
 def test_every_step_of_the_path_is_a_content_page():
-    pages = {verification.notebook_name(p.name) if p.suffix == ".py" else p.name
-             for p in verification.content_pages() if p.parent.name == "interview-questions"}
+    pages = {notebook_name(p.name) if p.suffix == ".py" else p.name
+             for p in content_pages() if p.parent.name == "interview-questions"}
     assert set(nav_path()) <= pages, set(nav_path()) - pages
 

@@ -1,4 +1,4 @@
-"""Link previews on the built site (hooks/cards.py): every page in the sitemap carries Open Graph and Twitter
+"""Link previews on the built site (tfv.site.cards): every page in the sitemap carries Open Graph and Twitter
 tags, its og:url is its canonical URL, and its card image exists at the declared size. Needs `make site`."""
 
 import re
@@ -7,6 +7,7 @@ from urllib.parse import urlparse
 import pytest
 from bs4 import BeautifulSoup
 from PIL import Image
+
 from test_links import NEEDS_SITE, SITE
 
 REQUIRED = ["og:title", "og:description", "og:url", "og:image", "og:image:width", "og:image:height", "og:type"]

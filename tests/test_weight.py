@@ -1,8 +1,8 @@
-"""hooks/weight.py: what it removes from a page, and what it must keep."""
+"""tfv.site.weight: what it removes from a page, and what it must keep."""
 
 from types import SimpleNamespace
 
-import weight
+from tfv.site import weight
 
 
 def page(uri):

@@ -1,102 +1,47 @@
-"""MkDocs hook: stamp every content page from the verification report; refuse to publish without one.
-
-The gate's settings are in mkdocs.yml `extra.gate`: `TFV_PUBLISH=1` (make site) turns a missing, failed or
-stale report into a build error and publishes only allow-listed page files; `TFV_COMMIT=<sha>` also requires
-every report to come from that commit (CI); `TFV_REQUIRE_GPU_REPORT=1` also requires a passing GPU report
-for every page (the workflow's build job). hooks/census.py then checks the built HTML itself.
-"""
+"""What the reader sees of the runs: a stamp under every content page's title (from its reports), a visible label
+under each skip or not-executed directive (from what the run did, not from the directive's wording), and the
+home page's summary of every report (`<!-- verified -->`)."""
 
 import html
 import os
-import re
 
-import verification
-from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
-from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-PAGE_SUFFIXES = (".md", ".py", ".ipynb", ".html", ".htm")  # files MkDocs or mkdocs-jupyter would render or copy as pages
-DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)<!--\s*(?P<kind>skip|not-executed):\s*(?P<text>.*?)\s*-->[ \t]*$", re.M)
-
-
-@event_priority(100)  # before hooks/notebooks.py swaps notebook sources for their executed notebooks
-def on_files(files, config):
-    gate, errors = verification.gate(config), []
-    for file in files:
-        key = file.src_uri
-        if gate["publish"] and key.endswith(PAGE_SUFFIXES) and not (
-                key in verification.SITE_PAGES or verification.is_content_page(key)):
-            errors.append(f"docs/{key}: not a page file the site publishes (docs/<section>/<slug>.md or .py)")
-        if verification.is_content_page(key):
-            errors += [f"docs/{key}: {p}" for p in _problems(key, gate)]
-    for key in map(verification.page_key, verification.content_pages()):
-        for device in ("cpu", "gpu"):  # each page's reports are published beside it: the stamp links them
-            if verification.report_path(device, key).exists():
-                files.append(File.generated(config, published_report(device, key),
-                                            abs_src_path=str(verification.report_path(device, key))))
-    if gate["publish"] and errors:
-        raise PluginError("refusing to publish unverified pages:\n  " + "\n  ".join(errors))
-    return files
-
-
-def published_report(device, key):
-    """Where the site publishes a page's report: reports/<device>/<section>/<slug>.<md|py>.json."""
-    return f"reports/{device}/{key}.json"
-
-
-def _problems(key, gate, device=None):
-    """What stops this page's reports from backing it (both devices when the gate wants a GPU report)."""
-    try:
-        cpu = verification.read_report("cpu", key)
-        found = verification.problems(cpu, key, commit=gate["commit"])
-        if device == "gpu" or (device is None and gate["gpu_report"]):
-            gpu = verification.read_report("gpu", key)
-            found += verification.problems(gpu, key, commit=gate["commit"], device="gpu", cpu=cpu)
-    except verification.BadReport as error:
-        return [str(error)]
-    return found
+from tfv.directives import DIRECTIVE, not_executed_label, skip_lines, visible
+from tfv.layout import DOCS
+from tfv.pages import content_pages, is_content_page, page_key, source_key
+from tfv.report import BadReport, read_report, report_path
+from tfv.rules import problems
+from tfv.site.config import settings
+from tfv.site.gate import published_report
 
 
 def on_page_markdown(markdown, page, config, files):
     """Skip and not-executed directives are HTML comments; show the reader what the run did with each block.
     A skip label comes from the page's reports, not from the directive: a block that ran shows no label."""
-    key = verification.source_key(page.file.src_uri)
-    labels = iter(directive_labels(key) if verification.is_content_page(key) else [])
+    key = source_key(page.file.src_uri)
+    labels = iter(directive_labels(key) if is_content_page(key) else [])
 
-    def visible(match):
+    def labelled(match):
         label = next(labels, None) if match["kind"] == "skip" else not_executed_label(match["text"])
         if label is None:
             return match[0]
-        return f'{match["indent"]}{match[0].strip()}\n{match["indent"]}<p class="tfv-not-run">{label}</p>\n'
+        return f'{match["indent"]}{match[0].strip()}\n{visible(label, match["indent"])}\n'
 
-    markdown = DIRECTIVE.sub(visible, markdown)
+    markdown = DIRECTIVE.sub(labelled, markdown)
     if "<!-- verified -->" in markdown:  # the home page only: the summary reads every report
-        markdown = markdown.replace("<!-- verified -->", _summary(verification.gate(config)))
+        markdown = markdown.replace("<!-- verified -->", _summary(settings(config)))
     return markdown
-
-
-def not_executed_label(text):
-    """`<!-- not-executed: why -->` marks a non-Python block: its reason as written, whole."""
-    reason = text.strip()
-    if len(reason) > 1 and reason[0] == reason[-1] and reason[0] in "\"'":
-        reason = reason[1:-1]
-    return f"<strong>Not executed here:</strong> {html.escape(reason)}"
-
-
-def directive_lines(text):
-    """The source line of every skip directive in a page's text, in order."""
-    return [text.count("\n", 0, m.start()) + 1 for m in DIRECTIVE.finditer(text) if m["kind"] == "skip"]
 
 
 def directive_labels(key):
     """A label (HTML) or None for each skip directive of a page, in order, from its CPU and GPU reports."""
     try:
-        cpu, gpu = verification.read_report("cpu", key), verification.read_report("gpu", key)
-    except verification.BadReport:
+        cpu, gpu = read_report("cpu", key), read_report("gpu", key)
+    except BadReport:
         cpu = gpu = None
-    text = (verification.DOCS / key).read_text(encoding="utf-8")
-    return [label(line, cpu, gpu) for line in directive_lines(text)]
+    text = (DOCS / key).read_text(encoding="utf-8")
+    return [label(line, cpu, gpu) for line in skip_lines(text)]
 
 
 def label(line, cpu, gpu):
@@ -118,13 +63,13 @@ def label(line, cpu, gpu):
 
 def _summary(gate):
     """The home page's line: how many pages and examples the last run verified (`<!-- verified -->`)."""
-    pages = [verification.page_key(path) for path in verification.content_pages()]
+    pages = [page_key(path) for path in content_pages()]
     try:
-        reports = {key: verification.read_report("cpu", key) for key in pages}
-        gpu = {key: verification.read_report("gpu", key) for key in pages}
-    except verification.BadReport as error:
+        reports = {key: read_report("cpu", key) for key in pages}
+        gpu = {key: read_report("gpu", key) for key in pages}
+    except BadReport as error:
         return f'<p class="tfv-unverified">Not verified: {html.escape(str(error))}</p>'
-    good = [r for key, r in reports.items() if r and not verification.problems(r, key, commit=gate["commit"])]
+    good = [r for key, r in reports.items() if r and not problems(r, key, commit=gate["commit"])]
     examples = [e for r in good for e in r["examples"]]
     passed = sum(e["outcome"] == "passed" and "cells" not in e for e in examples)
     cells = sum(e.get("cells", 0) for e in examples)
@@ -142,13 +87,13 @@ def _summary(gate):
 
 
 def on_page_content(content, page, config, files):
-    key = verification.source_key(page.file.src_uri)
-    if not verification.is_content_page(key):
+    key = source_key(page.file.src_uri)
+    if not is_content_page(key):
         return content
-    gate = verification.gate(config)
+    gate = settings(config)
     try:  # the sitemap's <lastmod>: when the page was last verified, not when the site was built
-        page.update_date = verification.read_report("cpu", key)["date"]
-    except (verification.BadReport, TypeError):
+        page.update_date = read_report("cpu", key)["date"]
+    except (BadReport, TypeError):
         pass  # no report, or a broken one: the stamp says so below, and the publish build refuses it
     lines = [_line(device, key, gate) for device in ("cpu", "gpu")]
     lines.append(_help(page, key, verified=all(x.startswith('<p class="tfv-verified">') for x in lines if x)))
@@ -162,7 +107,7 @@ def _help(page, key, verified):
     """The stamp's last line, for a newcomer: what a verified stamp means, and the report(s) it was made from."""
     home = get_relative_url("./", page.url) + "#how-to-read-a-stamp"
     reports = [f'<a href="{get_relative_url(published_report(device, key), page.url)}">{device.upper()} report</a>'
-               for device in ("cpu", "gpu") if verification.report_path(device, key).exists()]
+               for device in ("cpu", "gpu") if report_path(device, key).exists()]
     meaning = "The examples counted above ran, and every assertion in them held, on the versions named. " * verified
     return (f'<p class="tfv-stamp-help">{meaning}<a href="{home}">How to read a stamp</a>'
             + "".join(f" · {r} (JSON)" for r in reports) + "</p>")
@@ -170,13 +115,13 @@ def _help(page, key, verified):
 
 def _line(device, key, gate):
     try:
-        report = verification.read_report(device, key)
-        cpu = verification.read_report("cpu", key) if device == "gpu" else None
-    except verification.BadReport as error:
+        report = read_report(device, key)
+        cpu = read_report("cpu", key) if device == "gpu" else None
+    except BadReport as error:
         return f'<p class="tfv-unverified">Not verified: {html.escape(str(error))}</p>'
     if report is None:
         return None if device == "gpu" else '<p class="tfv-unverified">Not verified: no test run has reported on this page.</p>'
-    trouble = verification.problems(report, key, commit=gate["commit"], device=device, cpu=cpu)
+    trouble = problems(report, key, commit=gate["commit"], device=device, cpu=cpu)
     examples = report["examples"]
     passed = sum(e["outcome"] == "passed" for e in examples)
     skipped = [e for e in examples if e["outcome"] == "skipped"]

@@ -1,4 +1,4 @@
-"""MkDocs hook: the HTML census, the publish gate's last word. It reads what readers get, every HTML file
+"""The HTML census, the publish gate's last word. It reads what readers get, every HTML file
 in site/, after everything else has written it.
 
 Every code block the site renders as Python (a Pygments language class or a notebook cell that resolves to a
@@ -14,15 +14,16 @@ must stand after a visible label. Anything else fails the publish build, naming 
 
 from pathlib import Path
 
-import verification
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
+from tfv.code import digest, is_python, lexer_name
+from tfv.directives import LABEL
+from tfv.pages import source_key
+from tfv.report import read_report
+from tfv.site.config import settings
 
 PAGES = {}  # built HTML file -> the page source it came from (docs-relative)
-LABEL = "tfv-not-run"
 NON_EXECUTABLE = {"Bash", "Bash Session", "Text only", "Text output", "JSON", "YAML", "TOML", "INI", "Docker"}
 PARSED_BY_TESTS = {"JSON", "YAML", "Text only"}  # tests/test_census.py parses every such block in docs/
 
@@ -30,12 +31,12 @@ PARSED_BY_TESTS = {"JSON", "YAML", "Text only"}  # tests/test_census.py parses e
 @event_priority(-100)  # after every other hook has changed the page
 def on_post_page(output, page, config):
     uri = page.file.src_uri
-    PAGES[Path(page.file.abs_dest_path).resolve()] = verification.source_key(uri)
+    PAGES[Path(page.file.abs_dest_path).resolve()] = source_key(uri)
     return output
 
 
 def on_post_build(config):
-    if not verification.gate(config)["publish"]:
+    if not settings(config)["publish"]:
         return
     errors = []
     for html in sorted(Path(config.site_dir).rglob("*.htm*")):
@@ -48,7 +49,7 @@ def on_post_build(config):
 
 def check(html, key):
     """Problems with the code blocks of one built page; `key` is its source page, None for a file no page made."""
-    report = verification.read_report("cpu", key) if key else None
+    report = read_report("cpu", key) if key else None
     ran = {d for e in (report or {}).get("examples", []) if e["outcome"] == "passed" for d in e.get("ran", [])}
     skipped = {e["source"] for e in (report or {}).get("examples", []) if e["outcome"] == "skipped" and "source" in e}
     problems = []
@@ -62,16 +63,16 @@ def check(html, key):
         code = pre.find("code") or pre
         for lines in code.select(".linenos, .linenodiv"):
             lines.decompose()
-        digest = verification.digest(code.get_text())
+        ran_digest = digest(code.get_text())
         first = code.get_text().strip().splitlines()[0][:60] if code.get_text().strip() else ""
         where = f"block {number} ({first!r})"
         if language is None:
             if not _labelled(pre):
                 problems.append(f"{where}: highlighted code of unknown language without a visible label")
-        elif verification.is_python(language):
-            if digest in ran:
+        elif is_python(language):
+            if ran_digest in ran:
                 continue
-            if digest in skipped and _labelled(pre):
+            if ran_digest in skipped and _labelled(pre):
                 continue
             problems.append(f"{where}: Python that this build's report does not record as run and passed"
                             + ("" if report else " (the page has no report)"))
@@ -81,14 +82,6 @@ def check(html, key):
         elif lexer_name(language) not in PARSED_BY_TESTS and not _labelled(pre):
             problems.append(f"{where}: a {language!r} block without a visible label (<!-- not-executed: why -->)")
     return problems
-
-
-def lexer_name(language):
-    """The name of the Pygments lexer a fence's language resolves to ('sh' -> 'Bash'), or None."""
-    try:
-        return get_lexer_by_name(language).name
-    except ClassNotFound:
-        return None
 
 
 def _language(pre):

@@ -1,4 +1,4 @@
-"""MkDocs hook: link previews. Every page gets Open Graph and Twitter tags and its own 1200x630 card image,
+"""Link previews. Every page gets Open Graph and Twitter tags and its own 1200x630 card image,
 drawn at build time with Pillow's bundled font (nothing fetched), naming the page's question and its stamp."""
 
 import hashlib
@@ -9,11 +9,13 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+from tfv.layout import ROOT
+
 SIZE = (1200, 630)
 BACKGROUND, TEXT, MUTED, GREEN = "#1e2129", "#f5f5f5", "#b8bcc8", "#5cc27e"
 SECTIONS = {"interview-questions": "Interview question", "use-cases": "Use case",
             "production-issues": "Production issue", "best-practices": "Best practice"}
-CACHE = Path(__file__).resolve().parent.parent / "build" / "cards"
+CACHE = ROOT / "build" / "cards"
 TAG = re.compile(r"<[^>]+>")
 STAMP = re.compile(r'<p class="(tfv-verified|tfv-unverified)">(.*?)(?:<br>|</p>)', re.S)
 

@@ -1,4 +1,4 @@
-"""MkDocs hook: section page lists.
+"""Section page lists.
 
 A section index contains the marker `<!-- pages -->`, replaced by a table of the section's pages per topic,
 easiest first, which docs/javascripts/sections.js lets a reader filter by words and difficulty.
@@ -6,8 +6,8 @@ easiest first, which docs/javascripts/sections.js lets a reader filter by words 
 
 import re
 from pathlib import Path
+from tfv.pages import content_pages, front_matter, notebook_name
 
-import verification
 
 LEVELS = ["easy", "medium", "hard"]
 
@@ -20,13 +20,13 @@ def on_page_markdown(markdown, page, config, files):
 
 def _table(section):
     groups = {}
-    for path in (p for p in verification.content_pages() if p.parent == section):
-        meta, title = verification.front_matter(path)
+    for path in (p for p in content_pages() if p.parent == section):
+        meta, title = front_matter(path)
         tags = meta.get("tags", [])
         level = next((t for t in tags if t in LEVELS), "?")
         topic = next((t for t in tags if t not in LEVELS), "general")
         title = title.replace("|", "\\|")
-        link = verification.notebook_name(path.name) if path.suffix == ".py" else path.name
+        link = notebook_name(path.name) if path.suffix == ".py" else path.name
         groups.setdefault(topic, []).append((LEVELS.index(level) if level in LEVELS else 9, title, link,
                                              level, meta.get("description", "")))
     out = []

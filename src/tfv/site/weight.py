@@ -1,35 +1,6 @@
-"""MkDocs hook: lighter pages, measured with `make lighthouse` (bench/lighthouse.py).
-
-Every style recalculation on a page costs time in proportion to its elements, and Material recomputes
-the whole page several times at load (palette, `no-js` -> `js`, code-block buttons). So:
-
-- Code blocks of Markdown pages keep colour for what carries meaning (keywords, strings, numbers,
-  comments, builtins, function and class names) and drop the token spans for plain names (`n`:
-  Material colours them with the code's own colour anyway), whitespace (`w`), operators (`o`) and
-  punctuation (`p`), which Material greys slightly; here they take the code's colour. That removes
-  two thirds of the spans of a code-heavy page: on /interview-questions/trace-lab/ 1,371 -> 455;
-  Lighthouse total blocking time ~420 ms -> 180-300 ms, performance 0.89-0.90 -> 0.93-0.97 over a
-  dozen runs.
-- A notebook page keeps only the notebook CSS rules that can match it: mkdocs-jupyter inlines all of
-  JupyterLab's stylesheet (575 kB, 3,188 rules) into every notebook page, and nearly all of it styles
-  JupyterLab's own interface. A rule is kept when some selector in it names only classes the page uses
-  and can match at all (mkdocs-jupyter prefixes every rule with `.jupyter-wrapper`, so its 87 kB of
-  `.jupyter-wrapper :root` and `.jupyter-wrapper body` rules never apply). 575 kB -> 36 kB.
-- The practice-mode button (docs/javascripts/practice.js) is in the HTML, hidden until the script
-  shows it, so the script does not insert anything into the page at load.
-- Code blocks mount lazily (`content.lazy` in mkdocs.yml): Material inserts each block's copy button
-  and measures it when the block comes into view, not all at load, where every block cost a style
-  recalculation and a layout. trace-lab: performance 0.93 -> 0.98 (median of 5). The keyboard part
-  of the mount, focus for a block that scrolls sideways, is done for all blocks at load in one pass
-  (docs/javascripts/code-focus.js); without it axe finds unreachable scrollable blocks further down.
-- Every page's body starts with `data-md-color-switching`, the attribute Material's palette sets when
-  it first applies the colours and removes one frame later (its CSS turns transitions off under it).
-  Set by the bundle, it made the whole page's style recalculate once more at load; already there,
-  the bundle's set changes nothing. Notebook page, 4x CPU throttling, style recalculation at load:
-  601 -> 532 ms (mean of 4 traces each). Lighthouse does not resolve it: mean performance 0.961 ->
-  0.966 over 8 interleaved runs each, where whether Material's long tasks fall before or after the
-  first paint moves a run's total blocking time between ~55 and ~270 ms.
-"""
+"""Lighter pages: plain token spans dropped from code blocks, a notebook page's CSS cut to the rules that can match
+it, the practice-mode button in the HTML (hidden until docs/javascripts/practice.js shows it), and the body
+attribute that spares one style recalculation at load. Why, with the measurements: bench/findings.md, "Page weight"."""
 
 import re
 

@@ -1,42 +1,26 @@
-"""MkDocs hook: everything the build does for notebook pages.
+"""Everything the build does for notebook pages.
 
 A notebook page is a jupytext percent file, docs/<section>/<slug>.py. The site renders the notebook the test
 run executed (build/executed/<section>/<slug>.ipynb, whose digest is in the page's report), so a reader sees
 the outputs that gated the publish; the preview, with no run yet, renders the source without outputs.
 The page's header holds the same `description:` and `tags:` as a Markdown page's front matter; its H2s are
 written `<h2 id="...">`, which mkdocs-jupyter leaves out of the table of contents and without a permalink.
-The file name mapping (.py <-> .ipynb) is verification.notebook_name / verification.source_key.
+The file name mapping (.py <-> .ipynb) is notebook_name / source_key.
 """
 
 import copy
-import html
+
 import re
 
-import includes
-import verification
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 from mkdocs.structure.toc import get_toc
-
-NOT_EXECUTED = re.compile(r"<!--\s*not-executed:\s*(?P<text>.*?)\s*-->")
-
-
-def read(path):
-    """A notebook page's source as a notebook, without its front matter (the raw cell jupytext makes of the
-    `# ---` header holds description and tags: page metadata, not content), its includes expanded
-    (hooks/includes.py). The test run and the preview use it."""
-    import jupytext
-
-    notebook = jupytext.read(path)
-    if notebook.cells and notebook.cells[0].cell_type == "raw" and notebook.cells[0].source.startswith("---"):
-        notebook.cells.pop(0)
-    for cell in notebook.cells:  # a `# --8<-- "file:section"` line in a code cell: the snippet itself
-        if cell.cell_type == "code":
-            cell.source = includes.expand_cell(cell.source)
-    return notebook
-
+from tfv.directives import NOT_EXECUTED, not_executed_label, visible
+from tfv.layout import DOCS, EXECUTED, PREVIEW
+from tfv.pages import front_matter, is_content_page, notebook_name, read_notebook, source_key
+from tfv.site.config import settings
 
 ALT = re.compile(r"^[ \t]*#[ \t]*alt:[ \t]*(?P<text>\S.*?)[ \t]*$", re.M)
 
@@ -64,11 +48,11 @@ def is_notebook(page):
     return page.file.src_uri.endswith(".ipynb")
 
 
-@event_priority(90)  # after the gate has seen the source files (hooks/stamp.py), before mkdocs-jupyter
+@event_priority(90)  # after the gate has seen the source files (tfv.site.gate), before mkdocs-jupyter
 def on_files(files, config):
-    preview = not verification.gate(config)["publish"]
+    preview = not settings(config)["publish"]
     for file in list(files):
-        if file.src_uri.endswith(".py") and verification.is_content_page(file.src_uri):
+        if file.src_uri.endswith(".py") and is_content_page(file.src_uri):
             files.remove(file)
             files.append(_rendered(file.src_uri, config, preview))
     return files
@@ -76,26 +60,26 @@ def on_files(files, config):
 
 def _rendered(key, config, preview):
     """The executed notebook from build/executed/, or (preview only, before any run) the source without outputs."""
-    name, folder = verification.notebook_name(key), verification.EXECUTED
+    name, folder = notebook_name(key), EXECUTED
     if preview and not (folder / name).exists():
         import nbformat
 
-        folder = verification.ROOT / "build" / "preview"
+        folder = PREVIEW
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(read(verification.DOCS / key), folder / name)
+        nbformat.write(read_notebook(DOCS / key), folder / name)
     return File(name, src_dir=str(folder), dest_dir=config.site_dir, use_directory_urls=config.use_directory_urls)
 
 
 @event_priority(100)  # before the tags plugin reads page.meta
 def on_page_markdown(markdown, page, config, files):
     if is_notebook(page):
-        page.meta.update(verification.front_matter(verification.DOCS / verification.source_key(page.file.src_uri))[0])
+        page.meta.update(front_matter(DOCS / source_key(page.file.src_uri))[0])
     return markdown
 
 
 def on_page_context(context, page, config, nav):
     if is_notebook(page) and page.edit_url:  # edit the .py source, not the executed copy
-        page.edit_url = verification.source_key(page.edit_url)
+        page.edit_url = source_key(page.edit_url)
     return context
 
 
@@ -127,14 +111,13 @@ def on_page_content(content, page, config, files):
     for noise in soup.select(".jp-InputPrompt, .jp-OutputPrompt, .zeroclipboard-container"):
         noise["data-search-exclude"] = ""
     missing = describe_charts(soup)
-    if missing and verification.gate(config)["publish"]:
-        source = verification.source_key(page.file.src_uri)
-        lines = (verification.DOCS / source).read_text(encoding="utf-8").splitlines()
+    if missing and settings(config)["publish"]:
+        source = source_key(page.file.src_uri)
+        lines = (DOCS / source).read_text(encoding="utf-8").splitlines()
         where = [f"docs/{source}:{next((n for n, line in enumerate(lines, 1) if line.strip() == first), '?')}"
                  for first in missing]  # the source line of each such cell's first line
         raise PluginError(f"a chart without alt text at {', '.join(where)}: add a line `# alt: what the chart "
                           "shows` to the cell that draws it")
     page.toc = get_toc(toc)
-    # a Markdown cell's not-executed marker gets the same visible label as on a Markdown page (hooks/stamp.py)
-    return NOT_EXECUTED.sub(lambda m: f'{m[0]}\n<p class="tfv-not-run"><strong>Not executed here:</strong> '
-                            f'{html.escape(m["text"])}</p>', str(soup))
+    # a Markdown cell's not-executed marker gets the same visible label as on a Markdown page (tfv.site.stamp)
+    return NOT_EXECUTED.sub(lambda m: f'{m[0]}\n{visible(not_executed_label(m["text"]))}', str(soup))

@@ -1,4 +1,5 @@
-"""The `--8<--` include: a snippet spec expanded by pymdownx.snippets as mkdocs.yml configures it, and its line.
+"""The `--8<--` include: the one grammar for it, a snippet spec expanded by pymdownx.snippets as mkdocs.yml
+configures it, the snippet's line, and the files a page includes (for its content hash).
 
 Markdown pages include a snippet on a line of its own inside a fence; notebook pages on a comment line of a code
 cell (`# --8<-- "snippets/shared/timing.py:protocol"`), expanded when the notebook is read, so the executed
@@ -7,27 +8,26 @@ notebook a reader downloads holds the code itself. Both run the snippet's text a
 
 import re
 from functools import cache
+from pathlib import Path
 
-import verification
-import yaml
+from mkdocs.utils.yaml import yaml_load
 
-ROOT = verification.ROOT
+from tfv.layout import ROOT
+
 LINE = re.compile(r"""^(?P<indent>[ \t]*)--8<--\s+["'](?P<spec>[^"']+)["']\s*$""")          # in a Markdown fence
 CELL_LINE = re.compile(r"""^(?P<indent>[ \t]*)#\s*--8<--\s+["'](?P<spec>[^"']+)["']\s*$""", re.M)  # in a cell
+INCLUDE = re.compile(r"""--8<--\s+["']([^"':]+)""")  # any include's file name, for the hash
 
 
 def config():
-    """pymdownx.snippets' options as mkdocs.yml gives them, read without loading MkDocs (its plugins and hooks)."""
+    """pymdownx.snippets' options as mkdocs.yml gives them, read with MkDocs' own YAML loader (it knows !ENV)
+    without loading MkDocs' plugins."""
     return _options((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
 
 
 @cache  # every page's content hash asks: parse each version of mkdocs.yml once
 def _options(text):
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_constructor("!ENV", lambda loader, node: None)  # gate switches: not needed to expand snippets
-    extensions = yaml.load(text, Loader=Loader)["markdown_extensions"]
+    extensions = yaml_load(text)["markdown_extensions"]
     return next(e["pymdownx.snippets"] for e in extensions if isinstance(e, dict) and "pymdownx.snippets" in e)
 
 
@@ -63,3 +63,15 @@ def offset(path, spec):
         marker = re.compile(rf"--8<--\s*\[start:{re.escape(part)}\]")
         return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if marker.search(line))
     return 0
+
+
+def included(path, seen=None):
+    """Every file a page includes with --8<--, and every file those include, once each."""
+    seen = set() if seen is None else seen
+    text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else ""
+    for name in INCLUDE.findall(text):
+        file = ROOT / name
+        if file not in seen:
+            seen.add(file)
+            included(file, seen)
+    return seen

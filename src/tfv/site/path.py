@@ -1,6 +1,6 @@
-"""MkDocs hook: where a page sits for a reader: its step on the interview prep path, its practised mark, its address.
+"""Where a page sits for a reader: its step on the interview prep path, its practised mark, its address.
 
-Under the stamp of every content page (hooks/stamp.py puts the stamp under the title):
+Under the stamp of every content page (tfv.site.stamp puts the stamp under the title):
 - on a page of the prep path (the "Interview prep path" section of docs/interview-questions/.nav.yml, in path
   order), "Interview prep path · step k of n" and a link to the next step;
 - a "Mark as practised" button, hidden until docs/javascripts/progress.js shows it (marks live in the browser);
@@ -11,9 +11,9 @@ marks' export and import.
 
 import html
 
-import verification
 from mkdocs.structure.nav import Section
 from mkdocs.utils import get_relative_url
+from tfv.pages import is_content_page, source_key
 
 PREP_PATH = "Interview prep path"  # the section title in docs/interview-questions/.nav.yml
 _path = []  # this build's prep path (on_nav)
@@ -40,13 +40,13 @@ def on_nav(nav, config, files):
 def on_page_markdown(markdown, page, config, files):
     if "<!-- progress -->" not in markdown:
         return markdown
-    pages = sum(verification.is_content_page(verification.source_key(f.src_uri)) for f in files.documentation_pages())
+    pages = sum(is_content_page(source_key(f.src_uri)) for f in files.documentation_pages())
     return markdown.replace("<!-- progress -->", f'<div class="tfv-progress" data-pages="{pages}" hidden></div>')
 
 
 def on_post_page(output, page, config):
-    key = verification.source_key(page.file.src_uri)
-    if not verification.is_content_page(key):
+    key = source_key(page.file.src_uri)
+    if not is_content_page(key):
         return output
     stamp = output.find('<div class="tfv-stamp"')
     end = output.find("</div>", stamp) + len("</div>") if stamp >= 0 else -1

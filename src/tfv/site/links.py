@@ -1,4 +1,4 @@
-"""MkDocs hook: a link worth pasting for every answer. Each H2 and each follow-up gets a visible copy-link
+"""A link worth pasting for every answer. Each H2 and each follow-up gets a visible copy-link
 button (docs/javascripts/links.js copies the canonical URL with the fragment), and each follow-up a stable id,
 `fu-` and the first words of its question, which tests/test_links.py keeps in the registry like the H2 ids."""
 
