@@ -87,7 +87,7 @@ def _restore(saved):
     tf.config.optimizer.set_jit(saved["XLA auto-jit"])
 
 
-def _seed():
+def seed():
     """Every page starts from the same random state, whatever ran before it on this worker."""
     import keras
 
@@ -131,7 +131,7 @@ def setup(namespace):
     workdir = tempfile.mkdtemp(prefix=f"tfv-{page.stem}-")
     namespace.update(HAS_GPU=FACTS["device"] == "gpu", ROOT=ROOT, record=record, _guard=guard, _cwd=os.getcwd(),
                      _globals=_globals(), _threads=set(threading.enumerate()))
-    _seed()
+    seed()
     guard.install()
     os.chdir(workdir)  # examples write only here
 

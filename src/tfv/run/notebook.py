@@ -1,6 +1,9 @@
-"""Notebook pages: a jupytext percent file (docs/<section>/<slug>.py) executed once by nbclient, its outputs kept
-in build/executed/ (the site renders that notebook), every failure named by the source line of its cell."""
+"""Notebook pages: a jupytext percent file (docs/<section>/<slug>.py) executed once by nbclient, in a kernel set up
+as a Markdown page's namespace is (tfv.run.kernel), its outputs kept in build/executed/ (the site renders that
+notebook), every failure named by the source line of its cell."""
 
+import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -10,9 +13,10 @@ from pymdownx.snippets import SnippetMissingError
 
 from tfv.code import digest, file_digest
 from tfv.includes import CELL_LINE
-from tfv.layout import rel
-from tfv.pages import NOTEBOOK_HEADER, executed_notebook, page_key, read_notebook
-from tfv.run.device import facts
+from tfv.layout import ROOT, rel
+from tfv.pages import NOTEBOOK_HEADER, executed_notebook, front_matter, page_key, read_notebook
+from tfv.run.kernel import prelude
+from tfv.run.recorder import RECORDED
 
 REFUSED_TAGS = {"skip-execution", "raises-exception"}  # nbclient would skip the cell, or let it raise
 TIMEOUT = 300  # seconds a cell may run, as pytest-timeout allows a test (pyproject.toml)
@@ -24,7 +28,6 @@ class NotebookItem(pytest.Item):
         from nbclient import NotebookClient
         from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-        facts()  # this worker's device and versions go into the report
         try:
             notebook = read_notebook(self.path)
         except SnippetMissingError as error:  # a `# --8<--` line naming a missing snippet or section: its line
@@ -40,12 +43,15 @@ class NotebookItem(pytest.Item):
                 raise NotebookCellError(self.path, lines[index], f"cell {what}: every cell of a page must run and pass")
         notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         workdir = tempfile.mkdtemp(prefix=f"tfv-{self.path.stem}-")
+        state = Path(tempfile.mkdtemp(prefix="tfv-kernel-")) / "state.json"  # outside the page's working folder
         current = [0]
         client = NotebookClient(notebook, timeout=TIMEOUT, kernel_name="python3", allow_errors=False,
                                 resources={"metadata": {"path": workdir}},
                                 on_cell_start=lambda cell, cell_index: current.__setitem__(0, cell_index))
+        loopback = front_matter(self.path)[0].get("network") == "loopback"
+        client.on_notebook_start = lambda notebook: self._prelude(client, loopback, state)
         try:
-            client.execute()
+            client.execute(env={**os.environ, "TFV_ROOT": str(ROOT)})  # the kernel starts in the page's working folder
         except CellExecutionError as error:
             raise NotebookCellError(self.path, lines[current[0]], f"notebook cell raised\n{error}") from None
         except CellTimeoutError:
@@ -54,6 +60,11 @@ class NotebookItem(pytest.Item):
             raise NotebookCellError(self.path, lines[current[0]], f"the kernel died in this cell: {error}") from None
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+            if state.exists():  # the prelude ran: the kernel's facts, and what its cells recorded
+                kernel = json.loads(state.read_text())
+                RECORDED.extend(kernel["results"].items())  # as `record` on a Markdown page
+                self.user_properties.append(("facts", kernel["facts"]))  # the kernel ran the cells, not this process
+            shutil.rmtree(state.parent, ignore_errors=True)
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type == "code" and cell.source.strip() and cell.get("execution_count") is None:
                 raise NotebookCellError(self.path, lines[index], "cell did not run")
@@ -67,6 +78,15 @@ class NotebookItem(pytest.Item):
         ran = [c for c in notebook.cells if c.cell_type == "code" and c.get("execution_count") is not None]
         self.user_properties += [("cells", len(ran)), ("ran", [digest(c.source) for c in ran]),
                                  ("notebook", file_digest(target))]
+
+    async def _prelude(self, client, loopback, state):
+        """Run tfv.run.kernel's prelude in the fresh kernel; a failure there is the page's first line's."""
+        reply = await client.kc.execute_interactive(prelude(loopback, state), store_history=False, timeout=TIMEOUT,
+                                                    output_hook=lambda message: None)
+        if reply["content"]["status"] != "ok":
+            content = reply["content"]
+            raise NotebookCellError(self.path, 1, f"the page's kernel could not be set up: "
+                                    f"{content.get('ename')}: {content.get('evalue')}")
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, NotebookCellError):

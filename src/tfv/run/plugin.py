@@ -87,8 +87,8 @@ def pytest_runtest_makereport(item, call):
     from sybil.integration.pytest import SybilItem
 
     report = yield
-    if device.FACTS:  # the facts of the process that ran this example travel with its report
-        report.user_properties.append(("facts", dict(device.FACTS)))
+    if device.FACTS and "facts" not in dict(report.user_properties):  # the facts of the process that ran the
+        report.user_properties.append(("facts", dict(device.FACTS)))  # example (a notebook's kernel gives its own)
     if report.skipped and isinstance(item, SybilItem):  # name the page and line, not unittest.py
         report.longrepr = (str(item.example.path), item.example.line, report.longrepr[2])
         if is_python_example(item) and call.when == "call":
