@@ -15,7 +15,7 @@ export TF_CPP_MIN_LOG_LEVEL := 1
 PAGE ?=
 # bench/ scripts import the machinery package (src/tfv/), installed in the test environment
 SCRIPT = $(BIN)/python
-.PHONY: new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake stress bench lighthouse canary lock clean
+.PHONY: notebooks-branch new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake stress bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
 # Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
@@ -80,6 +80,17 @@ site: $(BIN)/.installed         ## the publish build: refuses unverified pages, 
 	TFV_PUBLISH=true $(BIN)/mkdocs build --strict
 	rm -rf build/host && mkdir -p $(dir build/host/$(SITE_PATH:/=)) && ln -s $(CURDIR)/site build/host/$(SITE_PATH:/=)
 	$(BIN)/lychee --offline --include-fragments --index-files index.html --root-dir $(CURDIR)/build/host --no-progress site
+
+NOTEBOOKS_REMOTE ?= https://github.com/$(GITHUB_REPOSITORY).git
+notebooks-branch:               ## CI, main only: site/notebooks/ (each page's exported notebook) -> the notebooks branch Colab opens
+	@test -n "$$GITHUB_TOKEN" && test -n "$$GITHUB_REPOSITORY" && test -d site/notebooks || \
+		{ echo "make notebooks-branch: needs GITHUB_TOKEN, GITHUB_REPOSITORY and site/notebooks/ (CI's notebooks job)"; exit 1; }
+	rm -rf build/notebooks-branch && mkdir -p build && cp -r site/notebooks build/notebooks-branch
+	cd build/notebooks-branch && git init -q -b notebooks && git add -A && \
+		git -c user.name=github-actions -c user.email=github-actions@users.noreply.github.com \
+			commit -q -m "Notebooks exported from $$GITHUB_SHA" && \
+		git -c http.extraheader="AUTHORIZATION: basic $$(printf 'x-access-token:%s' "$$GITHUB_TOKEN" | base64 -w0)" \
+			push -q --force "$(NOTEBOOKS_REMOTE)" notebooks
 
 checks: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed      ## tests of the machinery (census, snippets, bad input, workflow, browser)
 	@test -f site/index.html || { echo "make checks: no built site; run make site first (make test does)"; exit 1; }

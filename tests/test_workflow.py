@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,16 +49,19 @@ def test_jobs_need_each_other_and_only_deploy_writes():
     assert set(JOBS["build"]["needs"]) == {"examples-cpu", "examples-gpu"}
     assert set(JOBS["deploy"]["needs"]) == {"examples-cpu", "examples-gpu", "build"}
     assert {"self-hosted", "gpu"} <= set(JOBS["examples-gpu"]["runs-on"]), JOBS["examples-gpu"]["runs-on"]
+    assert JOBS["notebooks"]["needs"] == ["deploy"]
+    allowed = {"deploy": {"pages", "id-token"}, "notebooks": {"contents"}}  # the Pages site; the notebooks branch
     for name, job in JOBS.items():
         writes = {k for k, v in job.get("permissions", {}).items() if v == "write"}
-        assert writes == ({"pages", "id-token"} if name == "deploy" else set()), f"{name} may not write {writes}"
+        assert writes == allowed.get(name, set()), f"{name} may not write {writes}"
 
 
-def test_deploy_only_from_a_push_to_main():
+@pytest.mark.parametrize("job", ["deploy", "notebooks"])
+def test_deploy_only_from_a_push_to_main(job):
     for event in ("push", "pull_request", "workflow_dispatch"):
         for ref in ("refs/heads/main", "refs/heads/topic", "refs/pull/1/merge"):
-            runs = evaluate(JOBS["deploy"]["if"], event_name=event, ref=ref)
-            assert runs == (event == "push" and ref == "refs/heads/main"), (event, ref)
+            runs = evaluate(JOBS[job]["if"], event_name=event, ref=ref)
+            assert runs == (event == "push" and ref == "refs/heads/main"), (job, event, ref)
 
 
 def test_fork_pull_requests_never_reach_the_gpu_runner():

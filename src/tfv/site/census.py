@@ -57,7 +57,7 @@ def check(html, key):
     for number, pre in enumerate(soup.find_all("pre"), 1):
         if pre.find_parent(class_="jp-OutputArea"):
             continue  # a notebook cell's output: part of the executed notebook the report hashes
-        language, highlighted = _language(pre)
+        language, highlighted = language_of(pre)
         if language is None and not highlighted:
             continue  # preformatted text, not code shown as any language
         code = pre.find("code") or pre
@@ -84,7 +84,7 @@ def check(html, key):
     return problems
 
 
-def _language(pre):
+def language_of(pre):
     """(language or None, whether Pygments highlighted it) for a <pre> from any of the renderers."""
     for element in [pre, *pre.find_all("code", limit=1), *pre.parents]:
         for css in element.get("class") or []:
