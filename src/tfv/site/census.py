@@ -17,6 +17,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
+
 from tfv.code import digest, is_python, lexer_name
 from tfv.directives import LABEL
 from tfv.pages import source_key

@@ -1,10 +1,10 @@
 """Run it yourself: every content page exported, at build time, as a notebook of exactly the blocks its CPU report
-records as run and the page shows (not the invisible blocks that check the page's own text), in run order (each matched to its rendered block by digest, as the census matches them), after a
-header cell (the page's URL and stamp), an install cell pinned to the versions it was verified with and a cell
-giving the page API the run gives (seed 0, HAS_GPU, record, two logical CPUs; ROOT, a checkout of the repository at
-the report's commit, where the page uses it). A page that skipped GPU-only blocks asks Colab for a GPU runtime.
-Written to site/notebooks/<section>/<slug>.ipynb; the deploy publishes that folder on the `notebooks` branch, since
-Colab opens notebooks from GitHub, Drive or a Gist only (https://colab.research.google.com/github/)."""
+records as run and the page shows (not the invisible blocks that check the page's own text), in run order, each
+matched to its rendered block by digest as the census matches them. Before them: a header cell (the page's URL and
+stamp), an install cell pinned to the versions it was verified with, and the page API the run gives (seed 0,
+HAS_GPU, record, two logical CPUs; ROOT, a checkout of the repository at the report's commit, where the page uses
+it). A page that skipped GPU-only blocks asks Colab for a GPU runtime. Written to site/notebooks/<section>/<slug>.ipynb;
+the deploy publishes that folder on the `notebooks` branch: Colab opens notebooks from GitHub, Drive or a Gist only."""
 
 import json
 from pathlib import Path

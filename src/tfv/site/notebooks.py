@@ -8,15 +8,18 @@ written `<h2 id="...">`, which mkdocs-jupyter leaves out of the table of content
 The file name mapping (.py <-> .ipynb) is notebook_name / source_key.
 """
 
+import base64
 import copy
-
+import io
 import re
+from pathlib import Path
 
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 from mkdocs.structure.toc import get_toc
+
 from tfv.directives import NOT_EXECUTED, not_executed_label, visible
 from tfv.layout import DOCS, EXECUTED, PREVIEW
 from tfv.pages import front_matter, is_content_page, notebook_name, read_notebook, source_key
@@ -42,6 +45,21 @@ def describe_charts(soup):
         if not match:
             missing.append(source.strip().splitlines()[0][:60] if source.strip() else "an empty cell")
     return missing
+
+
+def chart_files(soup, page, config):
+    """Each chart a cell outputs becomes a file beside the page, sized and loaded lazily: nbconvert inlines it as
+    base64, which the browser must read before it can render anything (a third of a notebook page's HTML)."""
+    from PIL import Image
+
+    folder = Path(config.site_dir) / Path(page.file.dest_uri).parent
+    for number, image in enumerate(soup.select('.jp-OutputArea img[src^="data:image/png;base64,"]'), 1):
+        data = base64.b64decode(image["src"].split(",", 1)[1])
+        name = f"chart-{number}.png"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+        width, height = Image.open(io.BytesIO(data)).size
+        image.attrs.update(src=name, width=str(width), height=str(height), loading="lazy", decoding="async")
 
 
 def is_notebook(page):
@@ -118,6 +136,7 @@ def on_page_content(content, page, config, files):
                  for first in missing]  # the source line of each such cell's first line
         raise PluginError(f"a chart without alt text at {', '.join(where)}: add a line `# alt: what the chart "
                           "shows` to the cell that draws it")
+    chart_files(soup, page, config)
     page.toc = get_toc(toc)
     # a Markdown cell's not-executed marker gets the same visible label as on a Markdown page (tfv.site.stamp)
     return NOT_EXECUTED.sub(lambda m: f'{m[0]}\n{visible(not_executed_label(m["text"]))}', str(soup))

@@ -13,6 +13,7 @@ import html
 
 from mkdocs.structure.nav import Section
 from mkdocs.utils import get_relative_url
+
 from tfv.pages import is_content_page, source_key
 
 PREP_PATH = "Interview prep path"  # the section title in docs/interview-questions/.nav.yml

@@ -6,8 +6,8 @@ easiest first, which docs/javascripts/sections.js lets a reader filter by words 
 
 import re
 from pathlib import Path
-from tfv.pages import content_pages, front_matter, notebook_name
 
+from tfv.pages import content_pages, front_matter, notebook_name
 
 LEVELS = ["easy", "medium", "hard"]
 
