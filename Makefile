@@ -15,7 +15,7 @@ export TF_CPP_MIN_LOG_LEVEL := 1
 PAGE ?=
 # bench/ scripts import the machinery package (src/tfv/), installed in the test environment
 SCRIPT = $(BIN)/python
-.PHONY: notebooks-branch new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake stress bench lighthouse canary lock clean
+.PHONY: unit notebooks-branch new serve test prerequisites examples examples-gpu merge durations site checks test-changed flake stress bench lighthouse canary lock clean
 
 DOCS_BIN := .venv-docs/bin
 # Every lock pins every package with its hashes. pip installs uv (requirements-uv.lock); uv installs the rest.
@@ -95,6 +95,10 @@ notebooks-branch:               ## CI, main only: site/notebooks/ (each page's e
 checks: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed      ## tests of the machinery (census, snippets, bad input, workflow, browser)
 	@test -f site/index.html || { echo "make checks: no built site; run make site first (make test does)"; exit 1; }
 	$(BIN)/pytest tests -n $(WORKERS)
+
+UNIT := tests/test_units.py tests/test_hashing.py tests/test_labels.py tests/test_weight.py tests/test_copy_links.py
+unit: $(BIN)/.installed         ## the machinery's rules on small samples, in-process, no TensorFlow: a few seconds
+	$(BIN)/pytest $(UNIT) -q -p no:cacheprovider
 
 test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
 	$(BIN)/tfv changed | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile

@@ -1,5 +1,5 @@
 """`make serve` runs in a docs-only environment (.venv-docs, from requirements-docs.lock): it must build the
-site there, and TensorFlow must not be importable there (the hooks never import it)."""
+site there, and TensorFlow must not be importable there (the MkDocs plugin never imports it)."""
 
 import os
 import subprocess

@@ -106,3 +106,17 @@ def test_the_census_accepts_only_code_that_ran_or_is_labelled(monkeypatch):
 def test_each_notebook_cell_maps_to_its_source_line(tmp_path, text, count, lines):
     (tmp_path / "nb.py").write_text(text)
     assert _cell_lines(tmp_path / "nb.py", count) == lines
+
+
+def test_the_machinery_imports_no_tensorflow():
+    """Every module of the package loads without TensorFlow (the unit tests, the docs environment, the command line);
+    only a page's run imports it."""
+    import subprocess
+    import sys
+
+    code = ("import pkgutil, sys, tfv\n"
+            "for module in pkgutil.walk_packages(tfv.__path__, 'tfv.'): __import__(module.name)\n"
+            "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules, 'TensorFlow imported'\n"
+            "print(len([m for m in sys.modules if m.startswith('tfv.')]))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and int(result.stdout) >= 25, result.stdout + result.stderr

@@ -1,4 +1,4 @@
-// Copy link (hooks/links.py puts a button on every H2 and follow-up): copies the page's canonical URL with
+// Copy link (src/tfv/site/links.py puts a button on every H2 and follow-up): copies the page's canonical URL with
 // the section's fragment, never the address bar (no ?h= search terms), and says so on the button and to
 // screen readers. A button inside a follow-up's summary must not also open or close the follow-up.
 (() => {

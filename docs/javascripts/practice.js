@@ -2,7 +2,7 @@
 // drill); every other H2 section hides behind its own toggle, so a candidate answers first and checks after.
 // A link or table-of-contents click into a hidden section reveals it and moves focus there; a link to a
 // collapsed follow-up opens it, practice mode or not. A "your prediction" table gets a choice per row,
-// checked against the page's asserted answers table. The toggle is in the HTML, hidden (hooks/weight.py);
+// checked against the page's asserted answers table. The toggle is in the HTML, hidden (src/tfv/site/weight.py);
 // with practice mode off, a page load only reveals it. Printed with practice mode on, a page is a study sheet: the
 // questions and what stays visible first, then, after a page break, a copy of every hidden section (site.css).
 (() => {

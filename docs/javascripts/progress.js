@@ -1,6 +1,6 @@
 // Progress without an account: the pages a reader marked as practised, kept in this browser's localStorage
 // ("tfv-practised": {"<page path from the site root>": "<date marked>"}) and nowhere else. A page's own button
-// (hooks/path.py puts it under the stamp, hidden) marks and unmarks it; the home page counts the marks on the
+// (src/tfv/site/path.py puts it under the stamp, hidden) marks and unmarks it; the home page counts the marks on the
 // prep path and in all, and saves them to a file or loads them from one; sections.js shows them on the indexes.
 (() => {
   const KEY = "tfv-practised";

@@ -1,4 +1,4 @@
-// Section index pages: filter the page tables (hooks/pages.py) by words, by difficulty and by whether the reader
+// Section index pages: filter the page tables (src/tfv/site/sections.py) by words, by difficulty and by whether the reader
 // marked the page as practised (progress.js), in the browser. A "Practised" column shows the marks. A topic
 // whose rows are all filtered out hides with its heading; the count says what is shown.
 (() => {
