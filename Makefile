@@ -115,7 +115,7 @@ stress: $(BIN)/.installed       ## the example suite beside two CPU-bound proces
 bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
 	$(SCRIPT) bench/suite.py
 
-lighthouse: $(BIN)/.installed bench/node_modules/.installed  ## Lighthouse scores of three page types (needs make site and Chromium)
+lighthouse: $(BIN)/.installed bench/node_modules/.installed  ## Lighthouse scores of four page types (home, section index, question, notebook) (needs make site and Chromium)
 	$(SCRIPT) bench/lighthouse.py
 
 canary: $(BIN)/.installed       ## the suite against the newest TensorFlow (TF=nightly for tf-nightly); not a gate

@@ -20,8 +20,8 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = {"home": "/", "question": "/interview-questions/trace-lab/",
-         "notebook": "/interview-questions/one-trace-not-faster/"}
+PAGES = {"home": "/", "section": "/interview-questions/", "question": "/interview-questions/trace-lab/",
+         "notebook": "/interview-questions/one-trace-not-faster/"}  # the four page types #31 names
 TEXT = {".html", ".css", ".js", ".json", ".svg", ".ipynb", ".xml"}
 TARGETS = {"performance": 0.95, "accessibility": 1.0, "best-practices": 1.0}
 
