@@ -155,7 +155,7 @@ def block(language, code="echo hi", label=False):
     (block("starlark", "x = 1", label=True), "does not record as run and passed"),  # Pygments: Python
 ])
 def test_the_html_census_allows_only_python_that_ran_and_listed_languages(html, problem):
-    import census
+    from tfv.site import census
 
     found = census.check(f"<html><body><article>{html}</article></body></html>", None)
     if problem is None:

@@ -112,6 +112,18 @@ def test_census_refuses_a_forged_report(project):
     assert code == 1 and "block 1 ('x = 1')" in out and "not record as run" in out, out
 
 
+def test_export_refuses_a_report_that_ran_a_block_the_page_does_not_show(project):
+    """Every shown block ran, but the report claims one more: the notebook export would not be the page's code."""
+    code, out = publish(project, "g.md", "# G\n\n```python\nx = 1\n```\n")
+    assert code == 0, out
+    path = project.path / "build/report/cpu/interview-questions/g.md.json"
+    report = json.loads(path.read_text())
+    report["examples"][0]["ran"].append("0" * 64)
+    path.write_text(json.dumps(report))
+    code, out = run(project, str(BIN / "mkdocs"), "build", "--strict", TFV_PUBLISH="true")
+    assert code == 1 and "docs/interview-questions/g.md: a block the report records as run is not on the page" in out, out
+
+
 def test_census_refuses_a_python_fence_in_a_notebook_markdown_cell(project):
     code, out = publish(project, "nb.py", "# %% [markdown]\n# # NB\n#\n# ```python\n# never_ran()\n# ```\n\n# %%\nx = 1\n")
     assert code == 1 and "nb/index.html" in out and "unknown language without a visible label" in out, out

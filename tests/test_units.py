@@ -14,6 +14,7 @@ from tfv.run import recorder
 from tfv.run.markdown import PythonParser
 from tfv.run.notebook import _cell_lines
 from tfv.site.census import check
+from tfv.site.sources import sources
 
 
 @pytest.mark.parametrize("action, argument", [("next", '"needs TF Serving"'),
@@ -106,6 +107,13 @@ def test_the_census_accepts_only_code_that_ran_or_is_labelled(monkeypatch):
 def test_each_notebook_cell_maps_to_its_source_line(tmp_path, text, count, lines):
     (tmp_path / "nb.py").write_text(text)
     assert _cell_lines(tmp_path / "nb.py", count) == lines
+
+
+def test_each_titled_fence_pairs_with_its_own_title():
+    """Two blocks with one title: only the single-include one gets a source link, and the other keeps its place."""
+    page = ('```python title="a.py"\n--8<-- "a.py:one"\n\n--8<-- "a.py:two"\n```\n\n'
+            '!!! note\n    ```python title="a.py"\n    --8<-- "a.py:three"\n    ```\n')
+    assert sources(page) == [("a.py", None), ("a.py", "a.py:three")]
 
 
 def test_the_machinery_imports_no_tensorflow():

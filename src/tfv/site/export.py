@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.utils import get_relative_url
 
 from tfv.code import digest, is_python
@@ -22,6 +23,7 @@ from tfv.site.census import language_of
 from tfv.site.config import settings
 
 FOLDER = "notebooks"  # in the site, and the branch the deploy pushes it to
+REFUSED = []  # pages of this build whose report and rendered blocks disagree (raised after the census has spoken)
 
 INSTALL = '''# The versions this page was verified with ({date}): installed only where they differ.
 import importlib.metadata
@@ -121,7 +123,7 @@ def on_page_content(content, page, config, files):
         code = ran_code(key, content, report)
     except ValueError as error:
         if settings(config)["publish"]:
-            raise PluginError(str(error)) from None
+            REFUSED.append(str(error))  # refused in on_post_build, after the census names the block
         return content  # the preview of a page edited since its run
     name = f"{FOLDER}/{Path(key).with_suffix('.ipynb').as_posix()}"
     target = Path(config.site_dir) / name
@@ -133,6 +135,14 @@ def on_page_content(content, page, config, files):
         repository = config.repo_url.removeprefix("https://github.com/").strip("/")
         page.meta["tfv_colab"] = f"https://colab.research.google.com/github/{repository}/blob/{FOLDER}/{name.split('/', 1)[1]}"
     return content
+
+
+@event_priority(-110)  # after tfv.site.census.on_post_build (priority 0), whose message names the block that did not run
+def on_post_build(config):
+    refused = REFUSED[:]
+    REFUSED.clear()
+    if refused:
+        raise PluginError("Notebook export: " + "; ".join(refused))
 
 
 def cells_of(path):

@@ -23,4 +23,4 @@ class VerifiedPlugin(BasePlugin[GateConfig]):
                               stamp.on_page_content, weight.on_page_content, links.on_page_content)
     on_page_context = _events(notebooks.on_page_context)
     on_post_page = _events(path.on_post_page, weight.on_post_page, cards.on_post_page, census.on_post_page)
-    on_post_build = _events(census.on_post_build)
+    on_post_build = _events(census.on_post_build, export.on_post_build)

@@ -30,13 +30,13 @@ def lines(spec):
 
 
 def sources(markdown):
-    """(title, spec) of every titled fence whose body is one include line, in page order."""
+    """(title, spec) of every titled fence, in page order; spec is None unless the body is one include line (two
+    blocks may share a title, so each title on the page pairs with its own fence)."""
     found = []
     for fence in FENCE.finditer(markdown):
         body = [line for line in fence["body"].splitlines() if line.strip()]
         match = LINE.match(body[0]) if len(body) == 1 else None
-        if match:
-            found.append((html.escape(fence["title"], quote=False), match["spec"]))
+        found.append((html.escape(fence["title"], quote=False), match["spec"] if match else None))
     return found
 
 
@@ -56,8 +56,11 @@ def on_page_content(content, page, config, files):
         nonlocal pending
         if pending is None or match["title"] != pending[0]:
             return match[0]
-        name, first, last = lines(pending[1])
+        spec = pending[1]
         pending = next(wanted, None)
+        if spec is None:
+            return match[0]
+        name, first, last = lines(spec)
         url = f"{config.repo_url.rstrip('/')}/blob/{commit}/{name}#L{first}-L{last}"
         return (f'<span class="filename"><a href="{html.escape(url)}" title="{html.escape(name)}, lines {first} to '
                 f'{last}">{match["title"]}</a></span>')
