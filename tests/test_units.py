@@ -14,6 +14,7 @@ from tfv.run import recorder
 from tfv.run.markdown import PythonParser
 from tfv.run.notebook import _cell_lines
 from tfv.site.census import check
+from tfv.site.search import slim
 from tfv.site.sources import sources
 
 
@@ -114,6 +115,15 @@ def test_each_titled_fence_pairs_with_its_own_title():
     page = ('```python title="a.py"\n--8<-- "a.py:one"\n\n--8<-- "a.py:two"\n```\n\n'
             '!!! note\n    ```python title="a.py"\n    --8<-- "a.py:three"\n    ```\n')
     assert sources(page) == [("a.py", None), ("a.py", "a.py:three")]
+
+
+def test_a_search_entry_keeps_the_prose_and_the_names_its_code_uses():
+    """The code block leaves the entry; the names it uses that the prose lacks follow the prose, once each."""
+    text = ("<p>Add <code>prefetch</code> at the end.</p> <pre><code>ds = tf.data.Dataset.range(8).prefetch(2)\n"
+            "ds = ds.prefetch(2)\nprint(len(list(ds)))\n</code></pre> <p>Then measure.</p>")
+    assert slim(text) == ("<p>Add <code>prefetch</code> at the end.</p> <p>Then measure.</p> "
+                          "<p><code>tf.data.Dataset.range ds.prefetch print list</code></p>")
+    assert slim("<p>No code here.</p>") == "<p>No code here.</p>"
 
 
 def test_the_machinery_imports_no_tensorflow():

@@ -5,7 +5,7 @@ before the tags plugin, the census after everything)."""
 
 from mkdocs.plugins import BasePlugin, CombinedEvent
 
-from tfv.site import cards, census, export, gate, links, notebooks, path, sections, sources, stamp, weight
+from tfv.site import cards, census, export, gate, links, notebooks, path, search, sections, sources, stamp, weight
 from tfv.site.config import GateConfig
 
 
@@ -23,4 +23,4 @@ class VerifiedPlugin(BasePlugin[GateConfig]):
                               stamp.on_page_content, weight.on_page_content, links.on_page_content)
     on_page_context = _events(notebooks.on_page_context)
     on_post_page = _events(path.on_post_page, weight.on_post_page, cards.on_post_page, census.on_post_page)
-    on_post_build = _events(census.on_post_build, export.on_post_build)
+    on_post_build = _events(census.on_post_build, export.on_post_build, search.on_post_build)
