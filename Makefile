@@ -51,7 +51,8 @@ new:                            ## a page from its section's template: make new 
 serve: $(DOCS_BIN)/.installed   ## preview on http://127.0.0.1:8000, no TensorFlow needed (pages show their last report)
 	$(DOCS_BIN)/mkdocs serve -a 127.0.0.1:8000
 
-test: prerequisites examples site checks  ## everything CI runs: examples, publish build, machinery tests
+test:                           ## everything CI runs: examples, publish build, machinery tests; ends with each phase's time
+	@MAKE="$(MAKE)" tests/phases.sh prerequisites examples site checks
 
 prerequisites:                  ## Python, npm and Chromium, checked (Chromium installed when root) before anything runs
 	PYTHON=$(PYTHON) tests/prerequisites.sh
