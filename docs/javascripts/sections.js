@@ -1,35 +1,16 @@
 // Section index pages: filter the page tables (src/tfv/site/sections.py) by words, by difficulty and by whether the reader
-// marked the page as practised (progress.js), in the browser. A "Practised" column shows the marks. A topic
+// marked the page as practised (progress.js), in the browser, and fill the "Practised" column with the marks. A topic
 // whose rows are all filtered out hides with its heading; the count says what is shown.
 (() => {
   const pages = document.querySelector(".md-content .tfv-pages");
   if (!pages) return;
   const rows = [...pages.querySelectorAll("tbody tr")];
-  const form = document.createElement("form");
-  form.className = "tfv-filter";
-  form.setAttribute("role", "search");
-  form.setAttribute("aria-label", "Filter this section's pages");
-  form.innerHTML = `
-    <label>Filter pages <input type="search" name="words" placeholder="e.g. retracing, SavedModel"></label>
-    <span role="group" aria-label="Difficulty">
-      ${["all", "easy", "medium", "hard"].map((level) =>
-        `<button type="button" data-level="${level}" aria-pressed="${level === "all"}">${level}</button>`).join("")}
-    </span>
-    <span role="group" aria-label="Practised">
-      ${["any", "practised", "not yet"].map((mark) =>
-        `<button type="button" data-mark="${mark}" aria-pressed="${mark === "any"}">${mark}</button>`).join("")}
-    </span>
-    <output aria-live="polite"></output>`;
-  pages.prepend(form);
+  const form = pages.querySelector("form.tfv-filter");  // in the HTML (sections.py), as is the Practised column
   const progress = window.tfvProgress;
-  for (const table of pages.querySelectorAll("table")) {
-    table.tHead.rows[0].append(Object.assign(document.createElement("th"), { textContent: "Practised" }));
-  }
   const marked = (row) => progress ? progress.id(row.querySelector("a").href) in progress.load() : false;
   const paint = () => {
     for (const row of rows) {
-      const cell = row.querySelector("td.tfv-mark-cell") || row.appendChild(
-        Object.assign(document.createElement("td"), { className: "tfv-mark-cell" }));
+      const cell = row.cells[3];
       cell.textContent = marked(row) ? "✓" : "";
       cell.setAttribute("aria-label", marked(row) ? "practised" : "not yet");
     }
