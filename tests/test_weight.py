@@ -51,3 +51,43 @@ def test_every_page_starts_with_the_palette_switching_attribute():
     for uri in ("qa/a.md", "qa/nb.ipynb"):
         out = weight.on_post_page(html, page(uri), None)
         assert out.count("<body data-md-color-switching ") == 1 and "body text" in out, out
+
+
+NAV = """<body><nav class="md-nav md-nav--primary" aria-label="Navigation">
+  <ul class="md-nav__list">
+    <li class="md-nav__item"><a href="../.." class="md-nav__link"><span class="md-ellipsis">Home</span></a></li>
+    <li class="md-nav__item md-nav__item--active md-nav__item--section md-nav__item--nested">
+      <input class="md-nav__toggle md-toggle" type="checkbox" id="__nav_2" checked>
+      <div class="md-nav__link md-nav__container"><a href="../" class="md-nav__link">
+        <span class="md-ellipsis">Mine</span></a></div>
+      <nav class="md-nav" data-md-level="1"><ul class="md-nav__list">
+        <li class="md-nav__item"><a href="../a/" class="md-nav__link">A page of mine</a></li></ul></nav>
+    </li>
+    <li class="md-nav__item md-nav__item--section md-nav__item--nested">
+      <input class="md-nav__toggle md-toggle" type="checkbox" id="__nav_3">
+      <div class="md-nav__link md-nav__container"><a href="../../other/" class="md-nav__link">
+        <span class="md-ellipsis">Other</span></a></div>
+      <nav class="md-nav" data-md-level="1"><ul class="md-nav__list">
+        <li class="md-nav__item"><a href="../../other/b/" class="md-nav__link">Not mine</a></li></ul></nav>
+    </li>
+    <li class="md-nav__item md-nav__item--section md-nav__item--nested">
+      <label class="md-nav__link" for="__nav_4"><span class="md-ellipsis">No index</span></label>
+      <nav class="md-nav" data-md-level="1"><ul class="md-nav__list">
+        <li class="md-nav__item"><a href="../../loose/c/" class="md-nav__link">Only here</a></li></ul></nav>
+    </li>
+  </ul>
+</nav>
+<pre>  kept   as it is  </pre></body>"""
+
+
+def test_the_navigation_lists_the_own_section_and_links_the_others():
+    out = weight.own_section_nav(NAV)
+    assert "A page of mine" in out and 'href="../a/"' in out          # the page's own section, whole
+    assert "Not mine" not in out and "__nav_3" not in out             # another section: its pages go ...
+    other = '<li class="md-nav__item"><a class="md-nav__link" href="../../other/"><span class="md-ellipsis">Other</span></a></li>'
+    assert other in out                                               # ... and it becomes a link to its index
+    assert "Only here" in out                                         # ... unless it has no index page to list them
+    nav = out.split("\n<pre>")[0]
+    assert "> <" not in nav and "\n" not in nav                        # no whitespace between the nav's tags
+    assert out.endswith("<pre>  kept   as it is  </pre></body>")       # and nothing outside the nav changes
+    assert weight.own_section_nav("<p>no nav</p>") == "<p>no nav</p>"

@@ -1,10 +1,12 @@
 """Lighter pages: plain token spans dropped from code blocks, a notebook page's CSS cut to the rules that can match
-it, the practice-mode button in the HTML (hidden until docs/javascripts/practice.js shows it), and the body
-attribute that spares one style recalculation at load. Why, with the measurements: bench/findings.md, "Page weight"."""
+it, the practice-mode button in the HTML (hidden until docs/javascripts/practice.js shows it), the body attribute
+that spares one style recalculation at load, and a site navigation that lists the sections and the pages of the
+reader's own section only. Why, with the measurements: bench/findings.md, "Page weight"."""
 
 import re
 
 import tinycss2
+from bs4 import BeautifulSoup
 
 PLAIN_SPANS = re.compile(r'<span class="[nwop]">([^<]*)</span>')
 STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S)
@@ -34,6 +36,7 @@ def on_page_content(html, page, config, files):
 
 def on_post_page(output, page, config):
     output = output.replace("<body ", "<body data-md-color-switching ", 1)
+    output = own_section_nav(output)
     if not page.file.src_uri.endswith(".ipynb"):
         return output
     used = {name for names in re.findall(r'class="([^"]*)"', output) for name in names.split()}
@@ -59,3 +62,31 @@ def _used_rules(css, used):
 def _classes(selector):
     """The classes an element must have to match; a class inside :not(...) or a quoted string is not one."""
     return set(re.findall(r"\.(-?[_a-zA-Z][\w-]*)", NOT_REQUIRED.sub("", selector)))
+
+
+def own_section_nav(html):
+    """The primary navigation with every section but the page's own reduced to a link to its index page (the index
+    lists and filters its pages: sections.py), and without the whitespace between its tags. Every page carried
+    every page's link: at 165 pages, half of a question page's HTML."""
+    start = html.find('<nav class="md-nav md-nav--primary"')
+    if start < 0:
+        return html
+    depth = 0
+    for tag in re.finditer(r"<nav\b|</nav>", html[start:]):
+        depth += 1 if tag[0] == "<nav" else -1
+        if depth == 0:
+            end = start + tag.end()
+            break
+    soup = BeautifulSoup(html[start:end], "html.parser")
+    for item in soup.select("nav.md-nav--primary > ul > li.md-nav__item--section:not(.md-nav__item--active)"):
+        index = item.select_one(":scope > .md-nav__container > a[href]")
+        if index is None:  # a section without an index page keeps its list: there is nowhere else to find its pages
+            continue
+        link = soup.new_tag("a", attrs={"href": index["href"], "class": "md-nav__link"})
+        link.append(index.select_one(".md-ellipsis"))
+        item.clear()
+        item["class"] = ["md-nav__item"]
+        item.append(link)
+    nav = re.sub(r"\s+", " ", re.sub(r">\s+<", "><", str(soup)))  # a navigation has no preformatted text
+    return html[:start] + nav + html[end:]
+
