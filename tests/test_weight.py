@@ -91,3 +91,16 @@ def test_the_navigation_lists_the_own_section_and_links_the_others():
     assert "> <" not in nav and "\n" not in nav                        # no whitespace between the nav's tags
     assert out.endswith("<pre>  kept   as it is  </pre></body>")       # and nothing outside the nav changes
     assert weight.own_section_nav("<p>no nav</p>") == "<p>no nav</p>"
+
+
+def test_a_notebook_page_loses_the_scripts_that_do_nothing_there():
+    mathjax = ('<!-- Load mathjax -->\n<script src=""> </script>\n<!-- MathJax configuration -->\n'
+               '<script type="text/x-mathjax-config">\n init_mathjax();\n </script>\n<!-- End of mathjax configuration -->')
+    mermaid = ('<script type="module">\n  document.addEventListener("DOMContentLoaded", async () => {\n'
+               '    const diagrams = document.querySelectorAll(".jp-Mermaid > pre.mermaid");\n  });\n</script>')
+    html = f'<head>{mathjax}{mermaid}</head><body dir="ltr"><p>cell</p></body>'
+    out = weight.on_post_page(html, page("qa/nb.ipynb"), None)
+    assert out == '<head></head><body data-md-color-switching dir="ltr"><p>cell</p></body>', out
+    diagram = html.replace("<p>cell</p>", '<div class="jp-Mermaid"><pre class="mermaid">graph</pre></div>')
+    assert mermaid in weight.on_post_page(diagram, page("qa/nb.ipynb"), None)   # a page with a diagram keeps its loader
+    assert weight.on_post_page(html, page("qa/a.md"), None).startswith(f"<head>{mathjax}{mermaid}")  # not a notebook

@@ -1,7 +1,8 @@
 """Lighter pages: plain token spans dropped from code blocks, a notebook page's CSS cut to the rules that can match
-it, the practice-mode button in the HTML (hidden until docs/javascripts/practice.js shows it), the body attribute
-that spares one style recalculation at load, and a site navigation that lists the sections and the pages of the
-reader's own section only. Why, with the measurements: bench/findings.md, "Page weight"."""
+it and nbconvert's inert MathJax and Mermaid scripts dropped, the practice-mode button in the HTML (hidden until
+docs/javascripts/practice.js shows it), the body attribute that spares one style recalculation at load, and a site
+navigation that lists the sections and the pages of the reader's own section only. Why, with the measurements:
+bench/findings.md, "Page weight"."""
 
 import re
 
@@ -12,6 +13,12 @@ PLAIN_SPANS = re.compile(r'<span class="[nwop]">([^<]*)</span>')
 STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S)
 NOT_REQUIRED = re.compile(r""":not\([^)]*\)|"[^"]*"|'[^']*'""")
 DEAD = re.compile(r"\s(:root|html|body)\b")  # the root element is never inside another: `.jupyter-wrapper :root`
+# Two scripts of nbconvert's template that do nothing on these pages: MathJax with no URL to load it from (an
+# empty `src` and a configuration for a MathJax that never comes), and the Mermaid loader, which returns when the
+# page has no diagram. 15 kB of each notebook page.
+MATHJAX = re.compile(r'<!-- Load mathjax -->\s*<script src="">\s*</script>.*?<!-- End of mathjax configuration -->', re.S)
+MERMAID = re.compile(r'<script type="module">\s*document\.addEventListener\("DOMContentLoaded", async \(\) => \{\s*'
+                     r'const diagrams = document\.querySelectorAll\("\.jp-Mermaid > pre\.mermaid"\);.*?</script>', re.S)
 PRACTICE = {  # the section that stays visible: the toggle goes above it (docs/javascripts/practice.js)
     "quick-answer": ("Practice mode: hide all but the quick answer", "Practice mode is on: show everything"),
     "symptom": ("Diagnosis drill: hide all but the symptom", "Diagnosis drill is on: show everything"),
@@ -39,6 +46,9 @@ def on_post_page(output, page, config):
     output = own_section_nav(output)
     if not page.file.src_uri.endswith(".ipynb"):
         return output
+    output = MATHJAX.sub("", output)
+    if 'class="jp-Mermaid' not in output:
+        output = MERMAID.sub("", output)
     used = {name for names in re.findall(r'class="([^"]*)"', output) for name in names.split()}
     return STYLE.sub(lambda m: m[1] + _used_rules(m[2], used) + m[3], output)
 
