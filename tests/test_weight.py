@@ -36,13 +36,17 @@ def test_notebook_css_keeps_only_rules_that_can_match():
            ".jupyter-wrapper .jp-Cell:not(.jp-mod-x){margin:0}"  # a class under :not is not required: kept
            "@media print{.jupyter-wrapper .jp-Cell{color:black}.jp-Toolbar{color:gray}}"
            "@media screen{.jp-Toolbar{color:gray}}"             # empty once pruned: dropped
-           "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-y:2}")  # no class needed: kept
-    html = f'<style>{css}</style><div class="jupyter-wrapper"><div class="jp-Cell"></div></div>'
+           "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-y:var(--jp-z);--jp-unread:1}"  # no class needed: kept
+           ".jupyter-wrapper{--jp-z:2px;--jp-unread-too:0}"
+           ".jupyter-wrapper .jp-Cell{--jp-gone:1}")              # a rule left with no declaration goes
+    html = (f'<style>{css}</style><div class="jupyter-wrapper"><div class="jp-Cell" style="padding: var(--jp-y)">'
+            '</div></div>')
     out = weight.on_post_page(html, page("qa/nb.ipynb"), None)
     kept = out.split("<style>")[1].split("</style>")[0].split("\n")
     assert kept == [".jupyter-wrapper .jp-Cell{color:red}", ".jupyter-wrapper .jp-Cell:not(.jp-mod-x){margin:0}",
                     "@media print{.jupyter-wrapper .jp-Cell{color:black}}",
-                    "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-y:2}"], kept
+                    "[data-md-color-scheme=slate] .jupyter-wrapper{--jp-y:var(--jp-z)}",  # read by a style attribute
+                    ".jupyter-wrapper{--jp-z:2px}"], kept                                 # read by --jp-y
     assert weight.on_post_page(html, page("qa/a.md"), None) == html
 
 

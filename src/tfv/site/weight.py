@@ -50,7 +50,9 @@ def on_post_page(output, page, config):
     if 'class="jp-Mermaid' not in output:
         output = MERMAID.sub("", output)
     used = {name for names in re.findall(r'class="([^"]*)"', output) for name in names.split()}
-    return STYLE.sub(lambda m: m[1] + _used_rules(m[2], used) + m[3], output)
+    output = STYLE.sub(lambda m: m[1] + _used_rules(m[2], used) + m[3], output)
+    read = _read_variables([m[2] for m in STYLE.finditer(output)] + re.findall(r'style="([^"]*)"', output))
+    return STYLE.sub(lambda m: m[1] + _without_unread_variables(m[2], read) + m[3], output)
 
 
 def _used_rules(css, used):
@@ -99,4 +101,58 @@ def own_section_nav(html):
         item.append(link)
     nav = re.sub(r"\s+", " ", re.sub(r">\s+<", "><", str(soup)))  # a navigation has no preformatted text
     return html[:start] + nav + html[end:]
+
+
+VAR = re.compile(r"var\(\s*(--[\w-]+)")
+
+
+def _declarations(css):
+    """(custom property or None, its value's text) for every declaration in the rules of css, at any depth."""
+    for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
+        if rule.content is None:
+            continue
+        if rule.type == "at-rule":
+            yield from _declarations(tinycss2.serialize(rule.content))
+            continue
+        for item in tinycss2.parse_blocks_contents(rule.content, skip_comments=True, skip_whitespace=True):
+            if item.type == "declaration":
+                yield (item.name if item.name.startswith("--") else None), tinycss2.serialize(item.value)
+
+
+def _read_variables(sheets):
+    """The custom properties the page reads: in a property's value, or in a custom property that is read itself."""
+    values, read = {}, set()
+    for css in sheets:
+        for name, value in _declarations(css) if "{" in css else [(None, css)]:  # a style attribute has no rules
+            if name:
+                values.setdefault(name, []).append(value)
+            else:
+                read |= set(VAR.findall(value))
+    todo = list(read)
+    while todo:
+        for value in values.get(todo.pop(), []):
+            new = set(VAR.findall(value)) - read
+            read |= new
+            todo += new
+    return read
+
+
+def _without_unread_variables(css, read):
+    """css without its declarations of custom properties nothing reads: JupyterLab's theme defines some 450 on
+    every notebook page, for its whole interface, and a notebook's cells read a tenth of them."""
+    kept = []
+    for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
+        if rule.type == "at-rule" and rule.content is not None and rule.lower_at_keyword == "media":
+            inner = _without_unread_variables(tinycss2.serialize(rule.content), read)
+            if inner:
+                kept.append(f"@media {tinycss2.serialize(rule.prelude).strip()}{{{inner}}}")
+        elif rule.type == "qualified-rule":
+            items = [item for item in tinycss2.parse_blocks_contents(rule.content, skip_comments=True,
+                                                                      skip_whitespace=True)
+                     if item.type == "declaration" and (not item.name.startswith("--") or item.name in read)]
+            if items:
+                kept.append(f"{tinycss2.serialize(rule.prelude).strip()}{{{';'.join(i.serialize() for i in items)}}}")
+        else:
+            kept.append(rule.serialize())
+    return "\n".join(kept)
 
