@@ -530,6 +530,20 @@ def prep_path(page, base_url):
         "links => links.map(a => [a.textContent.trim(), a.href])")
 
 
+def test_the_navigation_lists_the_own_section_and_links_the_others(page, base_url):
+    """tfv.site.weight.own_section_nav: on a production issue, the nav holds that section's pages and, for every
+    other section, one link to its index; if Material's markup changed under it, every page's link comes back."""
+    page.goto(base_url + "/production-issues/retracing-storm/")
+    links = page.locator(".md-nav--primary a.md-nav__link[href]").evaluate_all(
+        "links => links.map(a => new URL(a.href).pathname)")
+    own = {path for path in links if path.startswith("/production-issues/") and path != "/production-issues/"}
+    others = {path for path in links if not path.startswith("/production-issues/")}
+    assert len(own) == len([p for p in content_pages() if p.parent.name == "production-issues"]), len(own)
+    for section in ("interview-questions", "use-cases", "best-practices"):
+        assert f"/{section}/" in others, f"no link to the {section} index"
+        assert not [path for path in others if path.startswith(f"/{section}/") and path != f"/{section}/"], section
+
+
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_the_prep_path_is_the_navigation(page, base_url, viewport):
     page.set_viewport_size(VIEWPORTS[viewport])
