@@ -101,10 +101,17 @@ UNIT := tests/test_units.py tests/test_hashing.py tests/test_labels.py tests/tes
 unit: $(BIN)/.installed         ## the machinery's rules on small samples, in-process, no TensorFlow: a few seconds
 	$(BIN)/pytest $(UNIT) -q -p no:cacheprovider
 
-test-changed: $(BIN)/.installed node_modules/.installed ## the contributor loop: changed pages only, the machinery tests, a site rebuild
-	$(BIN)/tfv changed | xargs -r $(BIN)/pytest -n $(WORKERS) --dist loadfile
-	$(BIN)/pytest tests -n $(WORKERS) -m "not browser" --deselect tests/test_links.py
-	$(BIN)/mkdocs build --strict
+# The checks that look at pages (make test-changed, when only pages and their snippets changed): with TFV_PAGES set
+# they look at those pages only (tfv.pages.checked_pages). The machinery tests test code that did not change.
+PAGE_CHECKS := tests/test_census.py tests/test_lint.py tests/test_snippets.py tests/test_nav.py \
+	tests/test_export.py::test_each_page_exports_the_blocks_that_ran_in_order \
+	tests/test_export.py::test_every_page_links_colab_and_the_download tests/test_browser.py::test_axe_finds_no_serious_violation
+test-changed: $(BIN)/.installed $(DOCS_BIN)/.installed node_modules/.installed ## the contributor loop: the changed pages, a site rebuild, the checks the change can affect
+	@pages="$$($(BIN)/tfv changed)"; set -e; \
+	if [ -n "$$pages" ]; then $(BIN)/pytest $$pages -n $(WORKERS) --dist loadfile; fi; \
+	$(BIN)/mkdocs build --strict; \
+	if $(BIN)/tfv changed --pages-only; then TFV_PAGES="$$pages" $(BIN)/pytest $(PAGE_CHECKS) -n $(WORKERS); \
+	else $(BIN)/pytest tests -n $(WORKERS); fi
 
 flake:  $(BIN)/.installed       ## the full suite three times: outcomes and recorded results must not change
 	$(SCRIPT) bench/flake.py

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tfv.layout import DOCS
-from tfv.pages import content_pages, is_content_page, notebook_name
+from tfv.pages import checked_pages, content_pages, is_content_page, notebook_name, page_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
@@ -475,6 +475,8 @@ def test_every_content_page_has_stamp_and_edit_link(page, base_url):
 
 SITE_PATHS = ["/"] + sorted("/" + html.parent.relative_to(SITE).as_posix() + "/"
                            for html in [*SITE.glob("*/index.html"), *SITE.glob("*/*/index.html")])
+AXED = SITE_PATHS if "TFV_PAGES" not in os.environ else [  # make test-changed: the changed pages only
+    f"/{page_key(p).rsplit('.', 1)[0]}/" for p in checked_pages()]
 
 
 @pytest.fixture(scope="module", params=["light", "dark"])
@@ -489,7 +491,7 @@ def test_the_site_has_every_page_type():
     assert set(PAGE_TYPES.values()) <= set(SITE_PATHS) and len(SITE_PATHS) >= 50, "run `make site` first"
 
 
-@pytest.mark.parametrize("path", SITE_PATHS)
+@pytest.mark.parametrize("path", AXED)
 def test_axe_finds_no_serious_violation(scheme_page, base_url, path):
     """Every published page, in both colour schemes: contrast depends on each page's code and outputs."""
     scheme_page.goto(base_url + path)

@@ -15,7 +15,7 @@ from nbclient import NotebookClient
 from test_links import NEEDS_SITE, SITE
 from tfv.code import digest
 from tfv.layout import DOCS, ROOT
-from tfv.pages import content_pages, page_key
+from tfv.pages import checked_pages, content_pages, page_key
 from tfv.report import read_report
 from tfv.site.export import FOLDER
 
@@ -29,7 +29,7 @@ def exported(key):
 
 
 @NEEDS_SITE
-@pytest.mark.parametrize("key", [page_key(p) for p in content_pages()])
+@pytest.mark.parametrize("key", [page_key(p) for p in checked_pages()])
 def test_each_page_exports_the_blocks_that_ran_in_order(key):
     report = read_report("cpu", key)
     notebook = json.loads(exported(key).read_text())
@@ -49,7 +49,7 @@ def test_each_page_exports_the_blocks_that_ran_in_order(key):
 
 @NEEDS_SITE
 def test_every_page_links_colab_and_the_download():
-    for page in content_pages():
+    for page in checked_pages():
         key = page_key(page)
         html = (SITE / key.rsplit(".", 1)[0] / "index.html").read_text(encoding="utf-8")
         links = {a.get_text(): a["href"] for a in BeautifulSoup(html, "html.parser").select(".tfv-actions a")}

@@ -3,6 +3,7 @@
     tfv merge cpu 3 DIR...   the CI build job: one folder per downloaded shard artefact, merged into build/
     tfv durations            after a full run: refresh tests/page-durations.json, which balances the CI shards
     tfv changed              the pages `make test-changed` runs
+    tfv changed --pages-only exit 0 when every change is to a content page or its own snippet, else 1
 
 `merge` copies the shards' reports and executed notebooks into build/ and refuses (exit 1, every reason listed)
 when a shard is missing or failed, a page ran in two shards or in none, or a page's report is missing or fails
@@ -73,17 +74,30 @@ def durations():
     print(f"{DURATIONS.relative_to(ROOT)}: {len(found)} pages, {sum(found.values()):.0f} s")
 
 
-def changed():
-    """Pages changed against main (committed, staged, unstaged or new) and the pages that include a changed
-    snippet (nested includes too); every page when something every page's hash covers changed."""
+def _changed_files():
+    """Files changed against main: committed, staged, unstaged or new."""
     def git(*args):
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
 
     names = git("diff", "--name-only", "main") + git("ls-files", "--others", "--exclude-standard")
-    files = {(ROOT / name).resolve() for name in names}
+    return {(ROOT / name).resolve() for name in names}
+
+
+def changed():
+    """Pages changed against main and the pages that include a changed snippet (nested includes too); every
+    page when something every page's hash covers changed."""
+    files = _changed_files()
     if files & {path.resolve() for _, path in machinery()} or ROOT / "mkdocs.yml" in files:  # its snippet options
         return content_pages()
     return [page for page in content_pages() if page in files or included(page) & files]
+
+
+def pages_only():
+    """True when every changed file is a content page or a snippet one includes: then only the checks that look
+    at pages can tell something new (the machinery tests test code that did not change)."""
+    pages = set(content_pages())
+    own = pages | {part.resolve() for page in pages for part in included(page)}
+    return _changed_files() <= {path.resolve() for path in own} - {path.resolve() for _, path in machinery()}
 
 
 def main(argv=None):
@@ -94,7 +108,8 @@ def main(argv=None):
     merging.add_argument("count", type=int)
     merging.add_argument("folders", nargs="*")
     commands.add_parser("durations", help="refresh tests/page-durations.json from the CPU reports")
-    commands.add_parser("changed", help="the pages make test-changed runs")
+    changing = commands.add_parser("changed", help="the pages make test-changed runs")
+    changing.add_argument("--pages-only", action="store_true", help="exit 0 when only pages and their snippets changed")
     args = parser.parse_args(argv)
     if args.command == "merge":
         found = merge(args.device, args.count, args.folders)
@@ -103,6 +118,8 @@ def main(argv=None):
         return 1 if found else 0
     if args.command == "durations":
         durations()
+    elif args.pages_only:
+        return 0 if pages_only() else 1
     else:
         print("\n".join(str(page.relative_to(ROOT)) for page in changed()))
     return 0

@@ -1,13 +1,14 @@
 """What a page is: which files under docs/ are content pages, their front matter, budget and notebook names.
 The only definitions the test run, the build, the checks and the command line use."""
 
+import os
 import re
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from tfv.layout import DOCS, EXECUTED, rel
+from tfv.layout import DOCS, EXECUTED, ROOT, rel
 from tfv.schema import FRONT_MATTER_SCHEMA, PAGE_FILE, SECTIONS, validate
 
 SITE_PAGES = {"index.md", "tags.md"} | {f"{section}/index.md" for section in SECTIONS}
@@ -61,6 +62,16 @@ def is_content_page(key):
 def content_pages():
     """Every content page under docs/, sorted."""
     return sorted(path for path in DOCS.rglob("*") if is_content_page(path.relative_to(DOCS).as_posix()))
+
+
+def checked_pages():
+    """The pages the page checks look at: every content page, or only those TFV_PAGES names (paths from the
+    project root, space-separated: `make test-changed` sets it to the changed pages)."""
+    named = os.environ.get("TFV_PAGES")
+    if named is None:
+        return content_pages()
+    wanted = {(ROOT / name).resolve() for name in named.split()}
+    return [page for page in content_pages() if page.resolve() in wanted]
 
 
 def notebook_name(key):

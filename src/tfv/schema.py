@@ -54,6 +54,8 @@ REPORT = {  # build/report/<device>/<page>.json
                 "ran": {"type": "array", "items": DIGEST},  # digests of the code that executed
                 "source": DIGEST,  # digest of a skipped block's code (it did not run)
                 "cells": {"type": "integer", "minimum": 0},  # notebook cells executed
+                # snippet programs the example started as child processes and that exited 0
+                "programs": {"type": "array", "items": {"type": "string", "pattern": r"^snippets/[\w/.-]+\.py$"}},
             }}},
     },
 }

@@ -3,6 +3,7 @@ that owns it. Contributors: run one page with `pytest docs/<section>/<slug>.md` 
 of a page share one namespace and run in order). See CONTRIBUTING.md."""
 
 import os
+import sys
 
 import pytest
 
@@ -25,6 +26,12 @@ def _shard(config):
         return None
     index, count = shards.parse(spec)
     return index, count, set(shards.plan(content_pages(), count)[index - 1])
+
+
+def pytest_configure(config):
+    if not getattr(sys, "_tfv_audit", False):  # an audit hook cannot be removed: one per process (pytester runs in-process)
+        sys.addaudithook(recorder.audit)
+        sys._tfv_audit = True
 
 
 def pytest_sessionstart(session):
@@ -67,6 +74,7 @@ def pytest_itemcollected(item):
 def pytest_runtest_call(item):
     recorder.RECORDED.clear()
     recorder.RAN.clear()
+    recorder.STARTED.clear()
     start = device.cpu_seconds()
     try:
         result = yield
@@ -74,6 +82,8 @@ def pytest_runtest_call(item):
         item.user_properties.append(("cpu", round(device.cpu_seconds() - start, 3)))
         if recorder.RECORDED:
             item.user_properties.append(("results", dict(recorder.RECORDED)))
+        if programs := recorder.programs():
+            item.user_properties.append(("programs", programs))
     if is_python_example(item):
         if not recorder.RAN:  # no exception and no execution: something swallowed the block
             raise RuntimeError(f"{rel(item.example.path)}:{item.example.line}: the block did not run "

@@ -1,21 +1,53 @@
 """What ran, collected into the reports: each example's entry from its test report (its facts, digests and
 results travel as xdist-safe user_properties), and the reports written, and judged, at the end of the session."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tfv.layout import ROOT
 from tfv.report import assemble, write_report
 from tfv.rules import problems
 
 RECORDED = []  # named results of the example running now
 RAN = []  # digests of the code the example running now executed
+STARTED = []  # (snippets/...py, its Popen): child processes the example running now started with a snippet program
 RESULTS = {}  # page -> line -> the example's entry in the report
 PAGE_FACTS = {}  # page -> the facts of the process that ran it
 PROBLEMS = []  # what the report rules found in the reports this run wrote
-EXTRAS = ("cells", "results", "ran", "source", "notebook")  # user_properties that go into an example's entry
+EXTRAS = ("cells", "results", "ran", "source", "notebook", "programs")  # user_properties that go into an example's entry
 
 
 def record(name, value, *, rtol=1e-6, atol=0.0):
     """Record a named numeric result. The publish build fails when the GPU run's value differs from
     the CPU run's by more than atol + rtol * |cpu value| (the tolerances the page declares here)."""
     RECORDED.append((name, {"value": float(value), "rtol": rtol, "atol": atol}))
+
+
+def audit(event, args):
+    """sys.addaudithook's hook: a child process started with a snippet program on its command line is kept, to be
+    recorded if it exited 0 (tests/test_snippets.py runs every other snippet program itself)."""
+    if event != "subprocess.Popen":
+        return
+    _executable, argv, cwd, _env = args
+    child = sys._getframe(1).f_locals.get("self")  # the event is raised in Popen._execute_child
+    if not isinstance(child, subprocess.Popen):
+        return
+    for arg in [argv] if isinstance(argv, (str, bytes, os.PathLike)) else argv or ():
+        try:
+            path = Path(cwd or os.getcwd(), os.fsdecode(arg)).resolve()
+        except (TypeError, ValueError, OSError):
+            continue
+        if path.suffix == ".py" and path.is_relative_to(ROOT / "snippets") and path.is_file():
+            STARTED.append((path.relative_to(ROOT).as_posix(), child))
+
+
+def programs():
+    """The snippet programs the example running now started and that exited 0; forgets them all."""
+    done = sorted({name for name, child in STARTED if child.poll() == 0})
+    STARTED.clear()
+    return done
 
 
 def collect(report):
