@@ -120,8 +120,8 @@ stress: $(BIN)/.installed       ## the example suite beside two CPU-bound proces
 	rm -rf build/report/cpu build/executed
 	$(SCRIPT) bench/stress.py
 
-bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page
-	$(SCRIPT) bench/suite.py
+bench: $(BIN)/.installed        ## time the suite serial, parallel, bare (the floor) and one process per page (SAMPLE=k: every k-th page)
+	SAMPLE=$(SAMPLE) $(SCRIPT) bench/suite.py
 
 lighthouse: $(BIN)/.installed bench/node_modules/.installed  ## Lighthouse scores of four page types (home, section index, question, notebook) (needs make site and Chromium)
 	$(SCRIPT) bench/lighthouse.py

@@ -5,9 +5,12 @@ no pytest; (d) a new interpreter per page (bench/floor.py <page>), as notebook r
 The floor is timed before and after (a) and (b), and the ratios use the mean of the two: this
 machine's speed drifts by up to a quarter over the ~20 minutes of a run (we measured the same floor
 at 255 s and 328 s), and bracketing (a) and (b) cancels a steady drift.
-The last line is `serial/floor=X.XX parallel/floor=Y.YY`.
+The ratios line, `serial/floor=X.XX parallel/floor=Y.YY`, comes before (d), the longest part.
+SAMPLE=k (`make bench SAMPLE=4`) times every k-th page only, in the same order (a quarter of the pages: about 25
+minutes here, not 2 hours); each ratio is then the sample's, and the line says so.
 """
 
+import os
 import subprocess
 import sys
 import time
@@ -17,7 +20,7 @@ from tfv.pages import content_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-PYTEST = [PY, "-m", "pytest", "docs", "-q", "-p", "no:cacheprovider"]
+SAMPLE = int(os.environ.get("SAMPLE") or 1)
 
 
 def timed(label, commands):
@@ -31,12 +34,17 @@ def timed(label, commands):
     return seconds
 
 
-pages = [str(p.relative_to(ROOT)) for p in content_pages()]
-before = timed("(c) floor: one process, no pytest", [[PY, "bench/floor.py"]])
+every = [str(p.relative_to(ROOT)) for p in content_pages()]
+pages = every[::SAMPLE]
+PYTEST = [PY, "-m", "pytest", *pages, "-q", "-p", "no:cacheprovider"]
+FLOOR = [PY, "bench/floor.py", *pages]
+print(f"{len(pages)} of {len(every)} pages" + (f" (every {SAMPLE}th)" if SAMPLE > 1 else ""), flush=True)
+before = timed("(c) floor: one process, no pytest", [FLOOR])
 serial = timed("(a) pytest, serial", [PYTEST])
 parallel = timed("(b) pytest -n 2 --dist loadfile", [PYTEST + ["-n", "2", "--dist", "loadfile"]])
-after = timed("(c) floor again, after (a) and (b)", [[PY, "bench/floor.py"]])
+after = timed("(c) floor again, after (a) and (b)", [FLOOR])
 floor = (before + after) / 2
 print(f"{'(c) floor, mean of the two':<34} {floor:8.1f} s   (drift {100 * (after - before) / before:+.0f} %)")
+sample = f"   (on {len(pages)} of {len(every)} pages)" if SAMPLE > 1 else ""
+print(f"serial/floor={serial / floor:.2f} parallel/floor={parallel / floor:.2f}{sample}", flush=True)
 timed(f"(d) one process per page ({len(pages)})", [[PY, "bench/floor.py", page] for page in pages])
-print(f"serial/floor={serial / floor:.2f} parallel/floor={parallel / floor:.2f}")

@@ -168,9 +168,10 @@ def test_state_a_page_leaves_behind_is_reset_or_detected(project):
     code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/a.md",
                     "docs/interview-questions/b.md")
     assert code == 0, out
+    # The thread outlives the run's 2 s wait for it by 6 s (the run then waits for it at exit); the child is killed.
     code, out = pytest_page(project, "c.md", "# C\n\n```python\nimport subprocess, threading, time\n"
                             "child = subprocess.Popen(['sleep', '30'])\n"
-                            "threading.Thread(target=time.sleep, args=(30,)).start()\n```\n")
+                            "threading.Thread(target=time.sleep, args=(8,)).start()\n```\n")
     assert code == 1 and "left running: child process" in out and "thread" in out, out
     code, out = pytest_page(project, "d.md", "# D\n\n```python\nimport subprocess, time\n"
                             "finished = subprocess.Popen(['true'])\ntime.sleep(1)   # exited, not yet reaped\n```\n")

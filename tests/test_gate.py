@@ -8,13 +8,20 @@ from sandbox import BIN, run
 PAGE = "# P\n\n```python\nx = 1\n```\n"
 
 
+CPU_RUN = {}  # the page's CPU report, from one real run per worker: every copy of the project is the same, so is its report
+
+
 def reports(project, **gpu_changes):
-    """Run the page on CPU for real, then write the GPU report a GPU runner would have written."""
+    """Run the page on CPU for real (once per worker), then write the GPU report a GPU runner would have written."""
     (project.path / "docs/interview-questions").mkdir(parents=True)
     (project.path / "docs/interview-questions/p.md").write_text(PAGE)
-    code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/p.md")
-    assert code == 0, out
     cpu_path = project.path / "build/report/cpu/interview-questions/p.md.json"
+    if "report" not in CPU_RUN:
+        code, out = run(project, str(BIN / "pytest"), "-p", "no:cacheprovider", "docs/interview-questions/p.md")
+        assert code == 0, out
+        CPU_RUN["report"] = cpu_path.read_text()
+    cpu_path.parent.mkdir(parents=True, exist_ok=True)
+    cpu_path.write_text(CPU_RUN["report"])
     cpu = json.loads(cpu_path.read_text())
     cpu["results"] = {"loss": {"value": 0.25, "rtol": 1e-3, "atol": 0.0}}
     cpu_path.write_text(json.dumps(cpu))
