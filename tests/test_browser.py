@@ -541,7 +541,7 @@ def test_axe_finds_no_serious_violation(scheme_page, base_url, path):
 
 @pytest.mark.parametrize("token", ["first", "last"])
 def test_a_repeated_token_leaves_axe_only_when_it_looks_the_same(page, base_url, token):
-    """Give one keyword token (class k, 164 visible on the page) a colour of its own, first or last on the page: axe still finds it."""
+    """One keyword token (class k, 164 visible on this page) gets a colour of its own, first or last: axe finds it."""
     page.goto(base_url + "/production-issues/gpu-oom-batch-too-large/")
     page.add_script_tag(path=str(AXE))
     left_out = page.evaluate(f"({REPEATED_TOKENS})().length")
