@@ -26,11 +26,12 @@ finally:
         hog.wait()
 reports = list(report.reports("cpu"))
 failed = [r["page"] for r in reports if rules.problems(r, r["page"])]
-by_cpu = max(reports, key=lambda r: r["cpu"] / r["budget"])
+by_cpu = max(reports, key=lambda r: rules.reference_cpu(r) / r["budget"])
 by_wall = max(reports, key=lambda r: r["duration"])
 print(f"stress: exit {code}, {len(reports)} pages in {elapsed:.0f} s beside 2 busy processes, "
       f"{len(failed)} with problems {failed}")
-print(f"stress: nearest its budget: {by_cpu['page']} {by_cpu['cpu']:.0f} of {by_cpu['budget']:.0f} CPU s "
-      f"({by_cpu['duration']:.0f} s wall); slowest by wall: {by_wall['page']} {by_wall['duration']:.0f} s "
+print(f"stress: nearest its budget: {by_cpu['page']} {rules.reference_cpu(by_cpu):.0f} of {by_cpu['budget']:.0f} "
+      f"reference CPU s ({by_cpu['cpu']:.0f} CPU s and {by_cpu['duration']:.0f} s wall here, calibration "
+      f"{by_cpu['calibration'] or 0:.2f} s); slowest by wall: {by_wall['page']} {by_wall['duration']:.0f} s "
       f"({by_wall['cpu']:.0f} CPU s)")
 sys.exit(code or bool(failed))

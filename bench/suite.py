@@ -6,8 +6,8 @@ The floor is timed before and after (a) and (b), and the ratios use the mean of 
 machine's speed drifts by up to a quarter over the ~20 minutes of a run (we measured the same floor
 at 255 s and 328 s), and bracketing (a) and (b) cancels a steady drift.
 The ratios line, `serial/floor=X.XX parallel/floor=Y.YY`, comes before (d), the longest part.
-SAMPLE=k (`make bench SAMPLE=4`) times every k-th page only, in the same order (a quarter of the pages: about 25
-minutes here, not 2 hours); each ratio is then the sample's, and the line says so.
+SAMPLE=k (`make bench SAMPLE=4`) times one page in k only, in the same order (a quarter of the pages: about a
+quarter of the time); each ratio is then the sample's, and the line says so.
 """
 
 import os
@@ -38,7 +38,7 @@ every = [str(p.relative_to(ROOT)) for p in content_pages()]
 pages = every[::SAMPLE]
 PYTEST = [PY, "-m", "pytest", *pages, "-q", "-p", "no:cacheprovider"]
 FLOOR = [PY, "bench/floor.py", *pages]
-print(f"{len(pages)} of {len(every)} pages" + (f" (every {SAMPLE}th)" if SAMPLE > 1 else ""), flush=True)
+print(f"{len(pages)} of {len(every)} pages" + (f" (one in {SAMPLE})" if SAMPLE > 1 else ""), flush=True)
 before = timed("(c) floor: one process, no pytest", [FLOOR])
 serial = timed("(a) pytest, serial", [PYTEST])
 parallel = timed("(b) pytest -n 2 --dist loadfile", [PYTEST + ["-n", "2", "--dist", "loadfile"]])

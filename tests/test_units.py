@@ -9,6 +9,8 @@ from tfv.code import digest
 from tfv.directives import skip_problem
 from tfv.hashing import content_hash
 from tfv.layout import DOCS
+from tfv.pages import FASTEST, REFERENCE
+from tfv.report import reports
 from tfv.rules import problems
 from tfv.run import recorder
 from tfv.run.markdown import PythonParser
@@ -50,8 +52,8 @@ def report(**changes):
     example = {"line": 5, "outcome": "passed", "reason": None, "duration": 1.0, "cpu": 1.0, "ran": [digest("x = 1")]}
     base = {"page": KEY, "device": "cpu", "gpu_model": None, "commit": "a" * 40, "date": "2026-12-03",
             "versions": {"tensorflow": "2.21.0", "keras": "3.15.1", "python": "3.11.7"},
-            "hash": content_hash(DOCS / KEY), "examples": [example], "duration": 1.0, "cpu": 1.0, "budget": 60.0,
-            "results": {}}
+            "hash": content_hash(DOCS / KEY), "examples": [example], "duration": 1.0, "cpu": 1.0, "calibration": None,
+            "budget": 60.0, "results": {}}
     return {**base, **changes}
 
 
@@ -64,10 +66,26 @@ def test_a_sound_report_has_no_problem():
     ({"examples": [{"line": 9, "outcome": "failed", "reason": None, "duration": 0, "cpu": 0}]}, "failed on cpu, first at line 9"),
     ({"examples": [{"line": 9, "outcome": "skipped", "reason": " ", "duration": 0, "cpu": 0}]}, "skipped without a reason"),
     ({"examples": []}, "executed no example"),
-    ({"cpu": 61.0}, "over the page's budget of 60 CPU s"),
+    ({"cpu": 61.0, "calibration": REFERENCE}, "61 on the reference machine (this machine's calibration"),
+    ({"cpu": 100.0, "calibration": REFERENCE / 2}, "200 on the reference machine"),  # a faster machine: stricter
+    ({"cpu": 16.0}, f"64 on the reference machine (no calibration measured: taken as a machine {FASTEST} times"),
 ])
 def test_each_rule_can_fail(changes, found):
     assert any(found in problem for problem in problems(report(**changes), KEY)), problems(report(**changes), KEY)
+
+
+def test_a_slower_machine_scales_its_cpu_time_to_the_reference():
+    """100 CPU s on a machine whose calibration is twice the reference's is 50 on the reference: within 60."""
+    assert problems(report(cpu=100.0, calibration=2 * REFERENCE), KEY) == []
+    assert any("over the page's budget" in p for p in problems(report(cpu=100.0, calibration=1.5 * REFERENCE), KEY))
+
+
+def test_every_recorded_calibration_is_within_the_speed_the_rules_assume():
+    """A run that measured no calibration is judged as if its machine were FASTEST times the reference's speed;
+    that holds only if no machine is faster. The reports of the last run (make examples) say how fast it was."""
+    measured = [r["calibration"] for device in ("cpu", "gpu") for r in reports(device) if r["calibration"]]
+    assert measured, "the last run measured no calibration: run `make examples` (its heaviest pages need one)"
+    assert min(measured) >= REFERENCE / FASTEST, (min(measured), REFERENCE / FASTEST)
 
 
 def test_a_commit_pin_and_the_gpu_rules():

@@ -22,10 +22,10 @@ def report_path(device, key):
     return REPORTS / device / f"{key}.json"
 
 
-def assemble(page, examples, facts):
-    """A page's report from its examples (in page order) and the facts of the process that ran them
-    (device, GPU model, versions, commit, date). Named results and the executed notebook's digest move from
-    the example that recorded them to the report."""
+def assemble(page, examples, facts, calibration=None):
+    """A page's report from its examples (in page order), the facts of the process that ran them
+    (device, GPU model, versions, commit, date) and the machine's calibration (None when not measured). Named
+    results and the executed notebook's digest move from the example that recorded them to the report."""
     examples = [dict(entry) for entry in examples]
     results = {name: value for entry in examples for name, value in entry.pop("results", {}).items()}
     notebook = next((entry.pop("notebook") for entry in examples if "notebook" in entry), None)
@@ -35,7 +35,7 @@ def assemble(page, examples, facts):
         allowed = float(BUDGET)
     return {**facts, "page": page_key(page), "hash": content_hash(page), "examples": examples,
             "duration": round(sum(e["duration"] for e in examples), 3), "cpu": round(sum(e["cpu"] for e in examples), 3),
-            "budget": allowed, "results": results,
+            "calibration": calibration, "budget": allowed, "results": results,
             **({"notebook": notebook} if notebook else {})}
 
 

@@ -5,7 +5,7 @@ shard's reports, and the publish build to every page."""
 from tfv.code import file_digest
 from tfv.hashing import content_hash
 from tfv.layout import DOCS, ROOT
-from tfv.pages import executed_notebook
+from tfv.pages import FASTEST, REFERENCE, executed_notebook
 
 
 def parity(gpu, cpu):
@@ -18,6 +18,13 @@ def parity(gpu, cpu):
         elif abs(g["value"] - c["value"]) > c["atol"] + c["rtol"] * abs(c["value"]):
             found.append(f"result {name!r}: GPU {g['value']!r} vs CPU {c['value']!r} (rtol {c['rtol']}, atol {c['atol']})")
     return found
+
+
+def reference_cpu(report):
+    """The report's CPU seconds scaled to the reference machine (tfv.pages.REFERENCE): what its budget limits.
+    A run that measured no calibration is taken at its most costly: a machine FASTEST times the reference's speed."""
+    calibration = report["calibration"]
+    return report["cpu"] * (REFERENCE / calibration if calibration else FASTEST)
 
 
 def problems(report, key, *, commit=None, device="cpu", cpu=None) -> list[str]:
@@ -45,9 +52,12 @@ def problems(report, key, *, commit=None, device="cpu", cpu=None) -> list[str]:
         elif report.get("notebook") != file_digest(notebook):
             found.append(f"{notebook.relative_to(ROOT)} is not the notebook this report's run executed")
     allowed = report["budget"]  # the front matter's budget when the report was written (a later change makes it stale)
-    if report["cpu"] > allowed:
-        found.append(f"{device} examples used {report['cpu']:.0f} CPU s ({report['duration']:.0f} s wall), over the "
-                     f"page's budget of {allowed:.0f} CPU s")
+    if (cost := reference_cpu(report)) > allowed:
+        calibration = report["calibration"]
+        scale = (f"this machine's calibration {calibration:.2f} CPU s, the reference's {REFERENCE:.2f}" if calibration
+                 else f"no calibration measured: taken as a machine {FASTEST} times the reference's speed")
+        found.append(f"{device} examples used {report['cpu']:.0f} CPU s ({report['duration']:.0f} s wall), "
+                     f"{cost:.0f} on the reference machine ({scale}), over the page's budget of {allowed:.0f} CPU s")
     if device == "gpu":
         found += parity(report, cpu)
         gpu_skips = [e for e in report["examples"] if e["outcome"] == "skipped" and "GPU" in (e["reason"] or "")]

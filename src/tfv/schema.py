@@ -27,7 +27,7 @@ DIGEST = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 REPORT = {  # build/report/<device>/<page>.json
     "type": "object",
     "required": ["page", "device", "gpu_model", "versions", "commit", "date", "hash", "examples", "duration",
-                 "cpu", "budget", "results"],
+                 "cpu", "calibration", "budget", "results"],
     "additionalProperties": False,
     "properties": {
         "page": {"type": "string", "pattern": PAGE_FILE.pattern + "|index\\.md|tags\\.md|[\\w-]+/index\\.md"},
@@ -41,6 +41,7 @@ REPORT = {  # build/report/<device>/<page>.json
         "notebook": DIGEST,  # sha256 of the executed .ipynb that travels with the report
         "duration": {"type": "number", "minimum": 0},  # wall seconds
         "cpu": {"type": "number", "minimum": 0},  # CPU seconds of the process and its children: what the budget limits
+        "calibration": {"type": ["number", "null"], "exclusiveMinimum": 0},  # tfv.run.device.calibration, if measured
         "budget": {"type": "number", "exclusiveMinimum": 0},
         "results": {"type": "object", "additionalProperties": RESULT},  # record("name", value)
         "examples": {"type": "array", "items": {  # one code block (or, for a notebook page, the whole notebook)

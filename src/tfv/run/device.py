@@ -1,5 +1,5 @@
-"""Which machine this is: the device the examples run on (split into two logical devices), its versions, and the
-CPU time a page's budget limits. TensorFlow is imported only when the first page runs."""
+"""Which machine this is: the device the examples run on (split into two logical devices), its versions, the
+CPU time a page's budget limits and how fast this CPU is. TensorFlow is imported only when the first page runs."""
 
 import datetime
 import os
@@ -7,6 +7,7 @@ import platform
 import re
 import resource
 import subprocess
+import sys
 import time
 
 import pytest
@@ -70,3 +71,17 @@ def cpu_seconds():
     Unlike wall time it does not grow when another process loads the machine."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def calibration():
+    """How slow this machine is: the CPU seconds (user and system) a fresh Python process takes to import
+    TensorFlow and Keras, the same work on every machine and the largest single cost of the heaviest pages (those
+    that start processes). A page's CPU time is scaled by tfv.pages.REFERENCE / this before its budget is compared.
+    Measured after the examples ran, by the process that writes the reports; the child sees no GPU, so a GPU
+    runner's figure is its CPU's (bench/findings.md: the figures and their spread)."""
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "import keras, tensorflow"], env=env, check=True, timeout=280,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)
