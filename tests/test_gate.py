@@ -68,8 +68,8 @@ BUSY = "import time\nstart = time.process_time()\nwhile time.process_time() - st
 
 def test_over_budget_fails_the_run_and_the_build(project):
     """The budget limits CPU seconds on the reference machine: a page that computes for 1 CPU s is over a 0.2 s
-    budget on any machine up to five times slower than the reference (calibration up to 5 x REFERENCE); the run measured this machine's calibration
-    (over budget / FASTEST CPU s) and the message gives it."""
+    budget on any machine up to five times slower than the reference; the run measured this machine's calibration
+    (a page was over its budget) and the message gives it."""
     (project.path / "docs/interview-questions").mkdir(parents=True)
     (project.path / "docs/interview-questions/slow.md").write_text(
         f"---\nbudget:\n  seconds: 0.2\n  reason: a test of the budget\n---\n# Slow\n\n```python\n{BUSY}```\n")

@@ -9,8 +9,7 @@ from tfv.code import digest
 from tfv.directives import skip_problem
 from tfv.hashing import content_hash
 from tfv.layout import DOCS
-from tfv.pages import FASTEST, REFERENCE
-from tfv.report import reports
+from tfv.pages import REFERENCE
 from tfv.rules import problems
 from tfv.run import recorder
 from tfv.run.markdown import PythonParser
@@ -67,8 +66,8 @@ def test_a_sound_report_has_no_problem():
     ({"examples": [{"line": 9, "outcome": "skipped", "reason": " ", "duration": 0, "cpu": 0}]}, "skipped without a reason"),
     ({"examples": []}, "executed no example"),
     ({"cpu": 61.0, "calibration": REFERENCE}, "61 on the reference machine (this machine's calibration"),
-    ({"cpu": 100.0, "calibration": REFERENCE / 2}, "200 on the reference machine"),  # a faster machine: stricter
-    ({"cpu": 16.0}, f"64 on the reference machine (no calibration measured: taken as a machine {FASTEST} times"),
+    ({"cpu": 61.0, "calibration": REFERENCE / 2}, "61 on the reference machine"),  # a faster machine: its own seconds
+    ({"cpu": 61.0}, "61 on the reference machine (no calibration measured"),
 ])
 def test_each_rule_can_fail(changes, found):
     assert any(found in problem for problem in problems(report(**changes), KEY)), problems(report(**changes), KEY)
@@ -78,14 +77,6 @@ def test_a_slower_machine_scales_its_cpu_time_to_the_reference():
     """100 CPU s on a machine whose calibration is twice the reference's is 50 on the reference: within 60."""
     assert problems(report(cpu=100.0, calibration=2 * REFERENCE), KEY) == []
     assert any("over the page's budget" in p for p in problems(report(cpu=100.0, calibration=1.5 * REFERENCE), KEY))
-
-
-def test_every_recorded_calibration_is_within_the_speed_the_rules_assume():
-    """A run that measured no calibration is judged as if its machine were FASTEST times the reference's speed;
-    that holds only if no machine is faster. The reports of the last run (make examples) say how fast it was."""
-    measured = [r["calibration"] for device in ("cpu", "gpu") for r in reports(device) if r["calibration"]]
-    assert measured, "the last run measured no calibration: run `make examples` (its heaviest pages need one)"
-    assert min(measured) >= REFERENCE / FASTEST, (min(measured), REFERENCE / FASTEST)
 
 
 def test_a_commit_pin_and_the_gpu_rules():
